@@ -1,0 +1,118 @@
+"""Checkout latency: claim batches of 64 off a frontier of N unvisited URLs.
+
+    python bench/checkout.py [--rows 1000000] [--claims 1000] [--batch 64]
+
+Builds the frontier in a throw-away embedded PostgreSQL (or --database-url), then
+runs the crawler's claim statement (sql/frontier.sql: claim_batch), one transaction
+per claim as a crawler does, and prints the latency distribution, the plan's node
+types and the bytes per frontier row. Writes bench/results/checkout.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import Timer, percentiles, scratch_engine, write_results
+
+from focuscrawl.database import execute
+from focuscrawl.queries import queries
+
+BUILD = """
+INSERT INTO site (host) SELECT 'h' || g || '.example' FROM generate_series(1, 1000) g;
+INSERT INTO doc (oid, url, sid, bytehash, relevance, priority)
+SELECT url_oid(u), u, 1 + g %% 1000, url_bytehash(u), ln(random()), (random() * 50)::int
+FROM generate_series(1, %(rows)s) g,
+     LATERAL (SELECT 'http://h' || (1 + g %% 1000) || '.example/page/' || g) AS t(u);
+VACUUM ANALYZE doc;
+"""
+
+
+def _plan_nodes(plan: dict) -> list[str]:  # type: ignore[type-arg]
+    names = [plan["Node Type"] + (f" ({plan['Index Name']})" if "Index Name" in plan else "")]
+    for child in plan.get("Plans", []):
+        names.extend(_plan_nodes(child))
+    return names
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--claims", type=int, default=1_000)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--database-url", default=None)
+    args = parser.parse_args()
+
+    with scratch_engine(args.database_url) as engine:
+        with Timer() as build, engine.connect() as connection:
+            connection.execution_options(isolation_level="AUTOCOMMIT")
+            for statement in BUILD.split(";"):
+                if statement.strip():
+                    execute(connection, statement, {"rows": args.rows})
+        with engine.connect() as connection:
+            size = connection.exec_driver_sql(
+                "SELECT pg_total_relation_size('doc'), pg_relation_size('doc'), "
+                "pg_relation_size('doc_frontier'), pg_relation_size('doc_pkey')"
+            ).one()
+            plan = execute(
+                connection,
+                "EXPLAIN (FORMAT JSON) " + queries["claim_batch"],
+                {"batch": args.batch, "lease_seconds": 300},
+            ).scalar()
+            connection.rollback()
+        plan = plan if isinstance(plan, list) else json.loads(plan)
+        nodes = _plan_nodes(plan[0]["Plan"])
+
+        samples: list[float] = []
+        raw = engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            sql = queries["claim_batch"]
+            for _ in range(args.claims):
+                with Timer() as t:
+                    cursor.execute(sql, {"batch": args.batch, "lease_seconds": 300})
+                    claimed = cursor.fetchall()
+                    raw.commit()
+                assert len(claimed) == args.batch, "frontier ran dry: use more --rows"
+                samples.append(t.seconds)
+        finally:
+            raw.close()
+
+    stats = percentiles(samples)
+    rows_per_s = args.batch / (sum(samples) / len(samples))
+    result = {
+        "frontier_rows": args.rows,
+        "batch": args.batch,
+        "claims": args.claims,
+        "build_s": round(build.seconds, 1),
+        **{k: round(v, 3) for k, v in stats.items()},
+        "rows_per_s": round(rows_per_s),
+        "bytes_per_frontier_row": round(size[0] / args.rows, 1),
+        "heap_bytes_per_row": round(size[1] / args.rows, 1),
+        "frontier_index_bytes_per_row": round(size[2] / args.rows, 1),
+        "pkey_bytes_per_row": round(size[3] / args.rows, 1),
+        "plan": nodes,
+    }
+    print(f"frontier of {args.rows:,} unvisited URLs built in {build.seconds:.1f} s")
+    print("claim plan: " + " > ".join(nodes))
+    print(
+        f"claim {args.batch} x {args.claims}: median {stats['median_ms']:.2f} ms, "
+        f"p90 {stats['p90_ms']:.2f} ms, p99 {stats['p99_ms']:.2f} ms, max {stats['max_ms']:.2f} ms "
+        f"({rows_per_s:,.0f} rows/s, one connection)"
+    )
+    parts = (
+        f"heap {result['heap_bytes_per_row']}",
+        f"doc_frontier {result['frontier_index_bytes_per_row']}",
+        f"doc_pkey {result['pkey_bytes_per_row']}",
+    )
+    total = result["bytes_per_frontier_row"]
+    print(f"storage: {total} bytes per frontier row, indexes included ({', '.join(parts)})")
+    print(f"wrote {write_results('checkout', result)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""``focuscrawl db``: the embedded server and the schema."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from focuscrawl import database
+from focuscrawl.cli.common import engine_from, settings_from
+from focuscrawl.embedded import EmbeddedServer
+
+app = typer.Typer(
+    help="Manage the database: the embedded server and schema migrations.", no_args_is_help=True
+)
+
+
+def _embedded(ctx: typer.Context) -> EmbeddedServer | None:
+    settings = settings_from(ctx)
+    if settings.database_url:
+        typer.echo("FOCUSCRAWL_DATABASE_URL is set: the embedded server is not used.")
+        return None
+    return EmbeddedServer(settings.home_path)
+
+
+@app.command()
+def up(ctx: typer.Context) -> None:
+    """Start the embedded PostgreSQL (creating it on first use) and migrate to head."""
+    server = _embedded(ctx)
+    if server is not None:
+        was_running = server.status().running
+        status = server.up()
+        verb = "already running" if was_running else "started"
+        typer.echo(f"embedded PostgreSQL {verb} (pid {status.pid}, data {status.pgdata})")
+    engine = engine_from(ctx)
+    with engine.connect() as connection:
+        typer.echo(f"schema at revision {database.current_revision(connection)}")
+
+
+@app.command()
+def down(ctx: typer.Context) -> None:
+    """Stop the embedded PostgreSQL; its data stays in FOCUSCRAWL_HOME."""
+    server = _embedded(ctx)
+    if server is None:
+        return
+    typer.echo("stopped" if server.down() else "not running")
+
+
+@app.command()
+def status(ctx: typer.Context) -> None:
+    """Show whether the database is up and at which schema revision."""
+    settings = settings_from(ctx)
+    if not settings.database_url:
+        state = EmbeddedServer(settings.home_path).status()
+        if not state.running:
+            typer.echo(f"embedded PostgreSQL: not running (data {state.pgdata})")
+            raise typer.Exit(1)
+        typer.echo(f"embedded PostgreSQL: running (pid {state.pid}, data {state.pgdata})")
+    engine = database.make_engine(database.database_url(settings))
+    with engine.connect() as connection:
+        version = connection.exec_driver_sql("SHOW server_version").scalar()
+        current = database.current_revision(connection)
+    head = database.head_revision()
+    note = "up to date" if current == head else f"behind head {head}: run focuscrawl db upgrade"
+    typer.echo(f"PostgreSQL {version}; schema revision {current or 'none'} ({note})")
+
+
+@app.command()
+def url(ctx: typer.Context) -> None:
+    """Print the database URL (for psql; starts the embedded server if it is down)."""
+    typer.echo(database.libpq_url(database.database_url(settings_from(ctx))))
+
+
+@app.command()
+def upgrade(
+    ctx: typer.Context, revision: Annotated[str, typer.Argument(help="e.g. head or +1")] = "head"
+) -> None:
+    """Run alembic migrations up to REVISION (default: head)."""
+    engine = engine_from(ctx, migrate=False)
+    database.upgrade(engine, revision)
+    with engine.connect() as connection:
+        typer.echo(f"schema at revision {database.current_revision(connection)}")
+
+
+@app.command()
+def downgrade(
+    ctx: typer.Context, revision: Annotated[str, typer.Argument(help="e.g. base or -1")]
+) -> None:
+    """Run alembic migrations down to REVISION ('base' drops every table)."""
+    engine = engine_from(ctx, migrate=False)
+    database.downgrade(engine, revision)
+    with engine.connect() as connection:
+        typer.echo(f"schema at revision {database.current_revision(connection) or 'base'}")

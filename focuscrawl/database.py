@@ -1,0 +1,148 @@
+"""Connecting to PostgreSQL and keeping its schema at the migrations' head.
+
+The one place that turns settings into an engine: the configured
+``FOCUSCRAWL_DATABASE_URL``, or else the embedded server (started if needed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine.url import make_url
+
+from focuscrawl.embedded import EmbeddedServer
+from focuscrawl.errors import DatabaseError, SchemaError
+from focuscrawl.resources import resource_dir
+from focuscrawl.settings import Settings
+
+__all__ = [
+    "alembic_config",
+    "current_revision",
+    "database_url",
+    "downgrade",
+    "ensure_schema",
+    "execute",
+    "head_revision",
+    "libpq_url",
+    "make_engine",
+    "open_database",
+    "unreachable",
+    "upgrade",
+]
+
+# Serialises automatic upgrades between processes that start at the same time.
+_MIGRATION_LOCK_KEY = 0x66C0_0001
+
+
+def unreachable(exc: BaseException) -> DatabaseError:
+    """A one-line error for a server that went away or never answered (never the DSN)."""
+    reason = getattr(exc, "orig", None) or exc
+    lines = str(reason).strip().splitlines()
+    return DatabaseError(f"cannot reach PostgreSQL: {lines[0] if lines else type(reason).__name__}")
+
+
+def database_url(settings: Settings) -> str:
+    """The configured URL, or the embedded server's (starting it if it is down)."""
+    if settings.database_url:
+        return str(settings.database_url)
+    return EmbeddedServer(settings.home_path).up().url or ""
+
+
+def libpq_url(url: str) -> str:
+    """The URL as psql and libpq take it (no SQLAlchemy driver suffix)."""
+    _, sep, rest = url.partition("://")
+    return "postgresql" + sep + rest if sep else url
+
+
+def make_engine(url: str) -> Engine:
+    """An engine on psycopg2 whatever spelling of the URL was configured."""
+    try:
+        parsed = make_url(libpq_url(url)).set(drivername="postgresql+psycopg2")
+    except sa.exc.ArgumentError as exc:
+        raise DatabaseError(f"not a database URL: {exc}") from exc
+    return sa.create_engine(parsed, pool_pre_ping=True, pool_size=8, max_overflow=32)
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """An alembic config that needs no alembic.ini: migrations ship with the package."""
+    config = Config()
+    config.set_main_option("script_location", str(resource_dir("migrations")))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None, "the migrations directory has no revisions"
+    return head
+
+
+def current_revision(connection: Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def _with_lock(engine: Engine, action: str, revision: str) -> None:
+    try:
+        with engine.begin() as connection:
+            connection.execute(sa.select(sa.func.pg_advisory_xact_lock(_MIGRATION_LOCK_KEY)))
+            config = alembic_config(connection)
+            if action == "upgrade":
+                command.upgrade(config, revision)
+            else:
+                command.downgrade(config, revision)
+    except sa.exc.OperationalError as exc:
+        raise unreachable(exc) from exc
+    except sa.exc.DBAPIError as exc:
+        first = str(exc.orig).strip().splitlines()[0]
+        raise SchemaError(
+            f"migration ({action} to {revision}) failed and was rolled back: {first}"
+        ) from exc
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    _with_lock(engine, "upgrade", revision)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    _with_lock(engine, "downgrade", revision)
+
+
+def ensure_schema(engine: Engine) -> None:
+    """Upgrade to head when the schema is behind; refuse a schema from a newer version."""
+    head = head_revision()
+    try:
+        with engine.connect() as connection:
+            current = current_revision(connection)
+    except sa.exc.OperationalError as exc:
+        raise unreachable(exc) from exc
+    if current == head:
+        return
+    known = {rev.revision for rev in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    if current is not None and current not in known:
+        raise SchemaError(
+            f"the database is at schema revision {current}, which this version of focuscrawl "
+            "does not know; upgrade focuscrawl"
+        )
+    upgrade(engine)
+
+
+def open_database(settings: Settings, migrate: bool = True) -> Engine:
+    """Engine for the configured database, migrated to head unless ``migrate`` is false."""
+    engine = make_engine(database_url(settings))
+    if migrate:
+        ensure_schema(engine)
+    return engine
+
+
+def execute(
+    connection: Connection, statement: str, params: Mapping[str, Any] | None = None
+) -> sa.CursorResult[Any]:
+    """Run a named statement's SQL text as it is, with psycopg2 ``%(name)s`` parameters."""
+    return connection.exec_driver_sql(statement, dict(params or {}))

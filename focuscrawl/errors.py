@@ -1,0 +1,65 @@
+"""Exceptions that focuscrawl raises on purpose.
+
+Every error a user can act on is a ``FocuscrawlError``; the CLI prints its message
+on one line and exits with status 2. Library errors (psycopg2, httpx, OSError) are
+translated at exactly one boundary each, with ``raise ... from exc``.
+
+    FocuscrawlError
+    ├── ConfigError        a setting, flag or config file is wrong
+    ├── DatabaseError      PostgreSQL cannot be reached, started or migrated
+    │   └── SchemaError    the database schema is newer than this code, or broken
+    ├── InvalidURL         a URL that cannot be crawled (bad scheme, no host, ...)
+    ├── FetchError         fetching a page failed (expected; stored as row state)
+    ├── CorpusError        a web-in-a-box corpus is missing or malformed
+    └── TaxonomyError      a topic tree or its examples are malformed
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "CorpusError",
+    "DatabaseError",
+    "FetchError",
+    "FocuscrawlError",
+    "InvalidURL",
+    "SchemaError",
+    "TaxonomyError",
+]
+
+
+class FocuscrawlError(Exception):
+    """Base class: the message is meant for the user and fits on one line."""
+
+
+class ConfigError(FocuscrawlError):
+    """A setting, command-line flag or configuration file is wrong."""
+
+
+class DatabaseError(FocuscrawlError):
+    """PostgreSQL cannot be reached, started or migrated."""
+
+
+class SchemaError(DatabaseError):
+    """The database schema does not match what this version of focuscrawl expects."""
+
+
+class InvalidURL(FocuscrawlError):
+    """A URL focuscrawl cannot crawl."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"invalid URL {url!r}: {reason}")
+        self.url = url
+        self.reason = reason
+
+
+class FetchError(FocuscrawlError):
+    """Fetching a page failed."""
+
+
+class CorpusError(FocuscrawlError):
+    """A web-in-a-box corpus is missing or malformed."""
+
+
+class TaxonomyError(FocuscrawlError):
+    """A topic tree or its example documents are malformed."""

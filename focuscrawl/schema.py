@@ -1,0 +1,198 @@
+"""The crawl database, as SQLAlchemy Core tables.
+
+This module mirrors the alembic migrations exactly (a test compares them); it is
+what code and people read to learn the schema. Change the schema only with a new
+migration, then update this file to match.
+
+Document states (``doc.state``)::
+
+    0 FRONTIER  known, waiting to be fetched (the only rows in the frontier index)
+    1 LEASED    claimed by a crawler until ``lease_until``
+    2 FETCHED   fetched and stored
+    3 FAILED    gave up after ``num_tries`` attempts (status and error say why)
+    4 HELD      known but not released into the frontier (hard focus)
+    5 EXCLUDED  never to be fetched (robots.txt, trap guard, policy)
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Double,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    Sequence,
+    SmallInteger,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+
+__all__ = [
+    "SEED_PRIORITY",
+    "DocState",
+    "distill_run",
+    "doc",
+    "doc_text",
+    "example",
+    "fetch_seq",
+    "hits_score",
+    "link",
+    "metadata",
+    "site",
+    "taxonomy",
+]
+
+metadata = MetaData()
+
+#: ``priority`` of seeds: the checkout order takes ``priority`` ascending.
+SEED_PRIORITY = -32768
+
+
+class DocState(IntEnum):
+    FRONTIER = 0
+    LEASED = 1
+    FETCHED = 2
+    FAILED = 3
+    HELD = 4
+    EXCLUDED = 5
+
+
+taxonomy = Table(
+    "taxonomy",
+    metadata,
+    Column("kcid", SmallInteger, primary_key=True, autoincrement=False),
+    Column("pcid", SmallInteger, ForeignKey("taxonomy.kcid"), nullable=False),
+    Column("kcname", String(250), nullable=False),
+    Column("good", SmallInteger, nullable=False, server_default=text("0")),
+    comment="Topic tree (the paper's table); the root is kcid 0, its own parent.",
+)
+
+example = Table(
+    "example",
+    metadata,
+    Column("eid", BigInteger, Identity(), primary_key=True),
+    Column("kcid", SmallInteger, ForeignKey("taxonomy.kcid"), nullable=False),
+    Column("url", Text, nullable=True),
+    Column("title", Text, nullable=True),
+    Column("text", Text, nullable=False),
+    UniqueConstraint("kcid", "url", name="example_kcid_url_key"),
+    comment="Training documents per category.",
+)
+
+site = Table(
+    "site",
+    metadata,
+    Column("sid", Integer, Identity(), primary_key=True),
+    Column("host", Text, nullable=False, unique=True),
+    Column("robots_status", SmallInteger, nullable=True),
+    Column("robots_txt", Text, nullable=True),
+    Column("robots_expires_at", DateTime(timezone=True), nullable=True),
+    Column("crawl_delay", Double, nullable=True),
+    Column(
+        "next_fetch_at",
+        DateTime(timezone=True),
+        nullable=False,
+        server_default=text("'-infinity'::timestamptz"),
+    ),
+    Column("lease_until", DateTime(timezone=True), nullable=True),
+    Column("pages_taken", Integer, nullable=False, server_default=text("0")),
+    comment="One row per host[:port]: robots.txt state and politeness.",
+)
+
+doc = Table(
+    "doc",
+    metadata,
+    # Fixed-width columns first, widest first, so rows carry no alignment padding.
+    Column("oid", BigInteger, primary_key=True, autoincrement=False),
+    Column("relevance", Double, nullable=False, server_default=text("0")),
+    Column("sid", Integer, ForeignKey("site.sid"), nullable=False),
+    Column("bytehash", Integer, nullable=False),
+    Column("num_tries", SmallInteger, nullable=False, server_default=text("0")),
+    Column("priority", SmallInteger, nullable=False, server_default=text("0")),
+    Column("state", SmallInteger, nullable=False, server_default=text("0")),
+    Column("depth", SmallInteger, nullable=False, server_default=text("0")),
+    Column("cid", SmallInteger, nullable=True),
+    Column("http_status", SmallInteger, nullable=True),
+    Column("lease_until", DateTime(timezone=True), nullable=True),
+    Column("fetched_at", DateTime(timezone=True), nullable=True),
+    Column("fetch_seq", BigInteger, nullable=True),
+    Column("content_hash", BigInteger, nullable=True),
+    Column("url", Text, nullable=False),
+    Column("content_type", String(128), nullable=True),
+    Column("error", String(64), nullable=True),
+    Column("title", Text, nullable=True),
+    CheckConstraint("oid = url_oid(url)", name="doc_oid_is_url_hash"),
+    comment="One row per URL, fetched or not. oid = url_oid(url); relevance = log R(d).",
+)
+
+# The frontier: unvisited URLs in checkout order, read straight off the index.
+Index(
+    "doc_frontier",
+    doc.c.num_tries,
+    doc.c.relevance.desc(),
+    doc.c.priority,
+    doc.c.bytehash,
+    postgresql_where=doc.c.state == 0,
+)
+
+#: Numbers fetches in the order they happened (``doc.fetch_seq``).
+fetch_seq = Sequence("doc_fetch_seq", metadata=metadata, data_type=BigInteger)
+
+doc_text = Table(
+    "doc_text",
+    metadata,
+    Column("oid", BigInteger, ForeignKey("doc.oid", ondelete="CASCADE"), primary_key=True),
+    Column("text", Text, nullable=False),
+    comment="Visible text of fetched pages, apart so that doc stays narrow.",
+)
+
+link = Table(
+    "link",
+    metadata,
+    Column("oid_src", BigInteger, nullable=False),
+    Column("oid_dst", BigInteger, nullable=False),
+    Column("sid_src", Integer, nullable=False),
+    Column("sid_dst", Integer, nullable=False),
+    Column("anchor", Text, nullable=True),
+    PrimaryKeyConstraint("oid_src", "oid_dst", name="link_pkey"),
+    comment="Hyperlinks between documents (oid_dst may not be fetched yet).",
+)
+
+distill_run = Table(
+    "distill_run",
+    metadata,
+    Column("run_id", Integer, Identity(), primary_key=True),
+    Column("started_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+    Column("finished_at", DateTime(timezone=True), nullable=True),
+    Column("iterations", Integer, nullable=True),
+    Column("rho", Double, nullable=True),
+    comment="One row per run of the distiller (weighted HITS).",
+)
+
+hits_score = Table(
+    "hits_score",
+    metadata,
+    Column(
+        "run_id",
+        Integer,
+        ForeignKey("distill_run.run_id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("oid", BigInteger, nullable=False),
+    Column("hub", Double, nullable=False, server_default=text("0")),
+    Column("authority", Double, nullable=False, server_default=text("0")),
+    PrimaryKeyConstraint("run_id", "oid", name="hits_score_pkey"),
+    comment="Hub and authority scores per distillation run.",
+)

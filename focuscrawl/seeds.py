@@ -1,0 +1,68 @@
+"""Checking seed URLs into the frontier."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sqlalchemy.engine import Connection
+
+from focuscrawl.database import execute
+from focuscrawl.errors import InvalidURL
+from focuscrawl.queries import queries
+from focuscrawl.schema import SEED_PRIORITY
+from focuscrawl.urls import host_of, normalize_url, oid_of
+
+__all__ = ["SeedResult", "add_seeds", "read_seed_file"]
+
+
+@dataclass
+class SeedResult:
+    """What ``add_seeds`` did with each URL it was given."""
+
+    added: list[str] = field(default_factory=list)
+    raised: list[str] = field(default_factory=list)
+    already_fetched: list[str] = field(default_factory=list)
+    duplicates: int = 0
+    invalid: list[InvalidURL] = field(default_factory=list)
+
+
+def read_seed_file(text: str) -> list[str]:
+    """URLs from a seed file: one a line; blank lines and lines starting ``#`` are skipped."""
+    stripped = (line.strip() for line in text.splitlines())
+    return [line for line in stripped if line and not line.startswith("#")]
+
+
+def add_seeds(connection: Connection, urls: Iterable[str]) -> SeedResult:
+    """Normalise, deduplicate and check in ``urls`` at the highest priority.
+
+    Invalid URLs are reported in the result, never raised: the valid ones are added.
+    """
+    result = SeedResult()
+    normalized: dict[str, None] = {}
+    for url in urls:
+        try:
+            canonical = normalize_url(url)
+        except InvalidURL as exc:
+            result.invalid.append(exc)
+            continue
+        if canonical in normalized:
+            result.duplicates += 1
+        normalized[canonical] = None
+    if not normalized:
+        return result
+    seeds = list(normalized)
+    hosts = [host_of(url) for url in seeds]
+    execute(connection, queries["upsert_sites"], {"hosts": sorted(set(hosts))})
+    rows = execute(
+        connection,
+        queries["add_seeds"],
+        {"urls": seeds, "hosts": hosts, "priority": SEED_PRIORITY},
+    ).all()
+    by_oid = {oid_of(url): url for url in seeds}
+    touched: set[int] = set()
+    for row in rows:
+        touched.add(row.oid)
+        (result.added if row.inserted else result.raised).append(by_oid[row.oid])
+    result.already_fetched = [url for oid, url in by_oid.items() if oid not in touched]
+    return result

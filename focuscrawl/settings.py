@@ -1,0 +1,129 @@
+"""One declarative table of settings, and how their values are resolved.
+
+Precedence, lowest first: the default, the config file, the environment
+(``FOCUSCRAWL_<NAME>``), then a command-line flag. The config file is TOML,
+``$FOCUSCRAWL_HOME/focuscrawl.toml`` unless ``FOCUSCRAWL_CONFIG`` names another;
+its keys are the setting names below.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from focuscrawl.errors import ConfigError
+
+__all__ = ["SETTINGS", "Setting", "Settings", "load_settings"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting's name, default, parser and the help a user reads."""
+
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any] = str
+
+    @property
+    def env_var(self) -> str:
+        return "FOCUSCRAWL_" + self.name.upper()
+
+
+def _default_home() -> str:
+    return str(platformdirs.user_data_path("focuscrawl", appauthor=False))
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "database_url",
+        None,
+        "PostgreSQL URL (postgresql://user:pass@host/db). Unset: focuscrawl starts and "
+        "uses its own embedded server, with data under FOCUSCRAWL_HOME.",
+    ),
+    Setting(
+        "home",
+        None,
+        "Directory for the embedded server's data, corpora and reports "
+        "(default: the user data dir, e.g. ~/.local/share/focuscrawl).",
+    ),
+)
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings; build with :func:`load_settings`."""
+
+    values: Mapping[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def home_path(self) -> Path:
+        return Path(self.values["home"] or _default_home()).expanduser()
+
+
+def _config_path(env: Mapping[str, str]) -> Path:
+    explicit = env.get("FOCUSCRAWL_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    home = env.get("FOCUSCRAWL_HOME") or _default_home()
+    return Path(home).expanduser() / "focuscrawl.toml"
+
+
+def _read_config(path: Path, required: bool) -> dict[str, Any]:
+    if not path.exists():
+        if required:
+            raise ConfigError(f"config file {path} does not exist")
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    unknown = sorted(set(data) - set(_BY_NAME))
+    if unknown:
+        raise ConfigError(
+            f"config file {path}: unknown setting(s) {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(_BY_NAME))}"
+        )
+    return data
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+) -> Settings:
+    """Resolve every setting: default < config file < environment < ``overrides``.
+
+    ``overrides`` holds command-line flags; ``None`` values mean "not given".
+    """
+    env = os.environ if env is None else env
+    config = _read_config(_config_path(env), required="FOCUSCRAWL_CONFIG" in env)
+    values: dict[str, Any] = {}
+    for setting in SETTINGS:
+        value = setting.default
+        if setting.name in config:
+            value = config[setting.name]
+        raw = env.get(setting.env_var)
+        if raw not in (None, ""):
+            try:
+                value = setting.parse(raw)
+            except ValueError as exc:
+                raise ConfigError(f"{setting.env_var}={raw!r}: {exc}") from exc
+        if overrides and overrides.get(setting.name) is not None:
+            value = overrides[setting.name]
+        values[setting.name] = value
+    return Settings(values)

@@ -1,0 +1,47 @@
+-- Frontier management: checking URLs in and claiming them for crawling.
+-- Parameters are psycopg2 style, %(name)s; everything else runs in psql as it is.
+
+-- upsert_sites --
+-- Create a site row for each host not seen before; return (sid, host) for every host given.
+WITH new AS (
+    INSERT INTO site (host)
+    SELECT DISTINCT h FROM unnest(%(hosts)s::text[]) AS t(h)
+    ON CONFLICT (host) DO NOTHING
+    RETURNING sid, host
+)
+SELECT sid, host FROM new
+UNION ALL
+SELECT sid, host FROM site WHERE host = ANY(%(hosts)s::text[]);
+
+-- add_seeds --
+-- Check seed URLs in with relevance log 1 = 0 and the highest priority. A URL that is
+-- already in the frontier is raised to seed rank; one already fetched is left alone.
+-- Returns one row per URL inserted (inserted = true) or raised (false).
+INSERT INTO doc AS d (oid, url, sid, bytehash, relevance, priority, depth)
+SELECT url_oid(u.url), u.url, s.sid, url_bytehash(u.url), 0, %(priority)s, 0
+FROM unnest(%(urls)s::text[], %(hosts)s::text[]) AS u(url, host)
+JOIN site AS s ON s.host = u.host
+ON CONFLICT (oid) DO UPDATE
+    SET relevance = 0, priority = EXCLUDED.priority, depth = 0
+    WHERE d.state = 0
+RETURNING d.oid, (xmax = 0) AS inserted;
+
+-- claim_batch --
+-- Claim the next %(batch)s frontier URLs in the paper's order
+-- (num_tries asc, relevance desc, priority asc, bytehash), read straight off the
+-- doc_frontier index with no sort. SKIP LOCKED lets any number of crawlers claim
+-- at once without waiting for each other or taking the same URL; the lease makes
+-- a crashed crawler's URLs come back.
+WITH batch AS (
+    SELECT oid
+    FROM doc
+    WHERE state = 0
+    ORDER BY num_tries, relevance DESC, priority, bytehash
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE doc AS d
+SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
+FROM batch
+WHERE d.oid = batch.oid
+RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.relevance;

@@ -1,0 +1,86 @@
+"""The embedded database from the command line, as a newcomer uses it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from acceptance_helpers import psql_binary  # type: ignore[import-not-found]
+
+
+def _pid(output: str) -> int:
+    match = re.search(r"pid (\d+)", output)
+    assert match, output
+    return int(match.group(1))
+
+
+def test_db_up_reuses_the_server_keeps_data_and_down_stops_it(cli) -> None:  # type: ignore[no-untyped-def]
+    try:
+        first = cli("db", "up")
+        assert first.returncode == 0, first.stderr
+        assert "started" in first.stdout
+        again = cli("db", "up")
+        assert "already running" in again.stdout
+        assert _pid(again.stdout) == _pid(first.stdout)
+        status = cli("db", "status")
+        assert status.returncode == 0 and _pid(status.stdout) == _pid(first.stdout)
+        assert "up to date" in status.stdout
+
+        assert cli("seed", "add", "http://survivor.example/").returncode == 0
+        url = cli("db", "url").stdout.strip()
+        described = subprocess.run(
+            [psql_binary(), url, "-c", r"\d doc"], capture_output=True, text=True
+        )
+        for column in (
+            "oid",
+            "url",
+            "sid",
+            "num_tries",
+            "priority",
+            "relevance",
+            "cid",
+            "bytehash",
+            "state",
+            "http_status",
+            "content_type",
+            "fetched_at",
+            "fetch_seq",
+            "depth",
+            "content_hash",
+            "title",
+        ):
+            assert re.search(rf"^ {column} +\|", described.stdout, re.MULTILINE), column
+        assert "doc_frontier" in described.stdout
+
+        down = cli("db", "down")
+        assert down.returncode == 0 and "stopped" in down.stdout
+        stopped = cli("db", "status")
+        assert stopped.returncode == 1 and "not running" in stopped.stdout
+
+        assert cli("db", "up").returncode == 0
+        url = cli("db", "url").stdout.strip()
+        kept = subprocess.run(
+            [psql_binary(), url, "-tAc", "SELECT url FROM doc"], capture_output=True, text=True
+        )
+        assert kept.stdout.strip() == "http://survivor.example/"
+    finally:
+        cli("db", "down")
+
+
+def test_database_url_set_means_nothing_is_started(cli, db_url: str) -> None:  # type: ignore[no-untyped-def]
+    result = cli("db", "up", env={"FOCUSCRAWL_DATABASE_URL": db_url})
+    assert result.returncode == 0, result.stderr
+    assert "embedded server is not used" in result.stdout
+    assert "started" not in result.stdout
+
+
+def test_unreachable_database_is_one_line_error(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli(
+        "seed",
+        "add",
+        "http://a.example/",
+        env={"FOCUSCRAWL_DATABASE_URL": "postgresql://x@127.0.0.1:1/x"},
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("focuscrawl: error: cannot reach PostgreSQL")
+    assert len(result.stderr.strip().splitlines()) == 1

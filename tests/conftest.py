@@ -1,0 +1,119 @@
+"""Fixtures shared by every test layer.
+
+One real PostgreSQL serves the whole session: the embedded server in a temp dir
+(or the superuser URL in ``FOCUSCRAWL_TEST_ADMIN_URL``). A template database is
+migrated to head once; each test that asks for ``db_url`` gets a fresh copy of it
+(``CREATE DATABASE ... TEMPLATE``), dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg2
+import pytest
+from psycopg2 import sql
+from sqlalchemy.engine import Engine, make_url
+
+from focuscrawl.database import make_engine, upgrade
+from focuscrawl.embedded import EmbeddedServer
+
+REPO = Path(__file__).resolve().parents[1]
+CORPORA = REPO.parent / "shared" / "corpora"
+TEMPLATE = "focuscrawl_test_template"
+_counter = itertools.count()
+
+
+def _admin(url: str, statement: sql.Composable) -> None:
+    connection = psycopg2.connect(url)
+    try:
+        connection.autocommit = True
+        with connection.cursor() as cursor:
+            cursor.execute(statement)
+    finally:
+        connection.close()
+
+
+def _database_url(admin_url: str, name: str) -> str:
+    return make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A superuser URL on the session's PostgreSQL (its ``postgres`` database)."""
+    external = os.environ.get("FOCUSCRAWL_TEST_ADMIN_URL")
+    if external:
+        yield external
+        return
+    server = EmbeddedServer(tmp_path_factory.mktemp("embedded-pg"))
+    server.up()
+    try:
+        yield server.url("postgres")
+    finally:
+        server.down()
+
+
+@pytest.fixture(scope="session")
+def template_url(admin_url: str) -> str:
+    """A database migrated to head, the template of every test database."""
+    _admin(
+        admin_url,
+        sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(TEMPLATE)),
+    )
+    _admin(admin_url, sql.SQL("CREATE DATABASE {}").format(sql.Identifier(TEMPLATE)))
+    url = _database_url(admin_url, TEMPLATE)
+    engine = make_engine(url)
+    upgrade(engine)
+    engine.dispose()
+    return url
+
+
+def _fresh_database(admin_url: str, template: str | None) -> Iterator[str]:
+    name = f"focuscrawl_test_{os.getpid()}_{next(_counter)}"
+    create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template:
+        create = sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
+            sql.Identifier(name), sql.Identifier(template)
+        )
+    _admin(admin_url, create)
+    try:
+        yield _database_url(admin_url, name)
+    finally:
+        _admin(
+            admin_url,
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)),
+        )
+
+
+@pytest.fixture
+def db_url(admin_url: str, template_url: str) -> Iterator[str]:
+    """A fresh database at the migrations' head."""
+    yield from _fresh_database(admin_url, TEMPLATE)
+
+
+@pytest.fixture
+def empty_db_url(admin_url: str) -> Iterator[str]:
+    """A fresh database with no schema at all."""
+    yield from _fresh_database(admin_url, None)
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    engine = make_engine(db_url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def corpora_dir() -> Path:
+    """``../shared/corpora``: skipped when absent, a failure when ``CI=true``."""
+    if not (CORPORA / "wikispeedia.tar.gz").exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but the corpora are missing: {CORPORA}")
+        pytest.skip(f"no corpora at {CORPORA}")
+    return CORPORA

@@ -1,0 +1,95 @@
+"""The checkout reads the frontier off its index: no sort, no sequential scan."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sqlalchemy as sa
+
+from focuscrawl.database import execute
+from focuscrawl.queries import queries
+
+FRONTIER_ROWS = 20_000
+
+
+def _fill_frontier(engine: sa.Engine, rows: int) -> None:
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO site (host) SELECT 'h' || g || '.example' FROM generate_series(1, 100) g"
+        )
+        connection.exec_driver_sql(
+            """
+            INSERT INTO doc (oid, url, sid, bytehash, relevance, priority, num_tries, state)
+            SELECT url_oid(u), u, 1 + g %% 100, url_bytehash(u), -(g %% 97) / 10.0, g %% 13,
+                   (g %% 50 = 0)::int, CASE WHEN g %% 10 = 0 THEN 2 ELSE 0 END
+            FROM generate_series(1, %(rows)s) g,
+                 LATERAL (SELECT 'http://h' || (1 + g %% 100) || '.example/p' || g) AS t(u)
+            """,
+            {"rows": rows},
+        )
+        connection.exec_driver_sql("ANALYZE doc")
+
+
+def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [plan]
+    for child in plan.get("Plans", []):
+        found.extend(_nodes(child))
+    return found
+
+
+def _explain(
+    connection: sa.Connection, statement: str, params: dict[str, Any]
+) -> list[dict[str, Any]]:
+    raw = execute(connection, "EXPLAIN (FORMAT JSON) " + statement, params).scalar()
+    document = raw if isinstance(raw, list) else json.loads(raw)
+    return _nodes(document[0]["Plan"])
+
+
+def test_claim_batch_plan_uses_the_frontier_index_and_never_sorts(engine: sa.Engine) -> None:
+    _fill_frontier(engine, FRONTIER_ROWS)
+    with engine.connect() as connection:
+        nodes = _explain(connection, queries["claim_batch"], {"batch": 64, "lease_seconds": 300})
+    types = [n["Node Type"] for n in nodes]
+    assert "Sort" not in types and "Incremental Sort" not in types, types
+    assert not any(
+        n["Node Type"] == "Seq Scan" and n.get("Relation Name") == "doc" for n in nodes
+    ), types
+    assert any(n.get("Index Name") == "doc_frontier" for n in nodes), types
+
+
+def test_claim_batch_returns_urls_in_checkout_order_and_leases_them(engine: sa.Engine) -> None:
+    _fill_frontier(engine, 2_000)
+    with engine.begin() as connection:
+        claimed = execute(
+            connection, queries["claim_batch"], {"batch": 50, "lease_seconds": 60}
+        ).all()
+        expected = (
+            connection.exec_driver_sql(
+                "SELECT oid FROM doc WHERE state = 1 "
+                "ORDER BY num_tries, relevance DESC, priority, bytehash"
+            )
+            .scalars()
+            .all()
+        )
+        best_left = connection.exec_driver_sql(
+            "SELECT num_tries, relevance FROM doc WHERE state = 0 "
+            "ORDER BY num_tries, relevance DESC, priority, bytehash LIMIT 1"
+        ).one()
+    assert len(claimed) == 50
+    assert sorted(r.oid for r in claimed) == sorted(expected)
+    worst_claimed = max((r.num_tries, -r.relevance) for r in claimed)
+    assert worst_claimed <= (best_left.num_tries, -best_left.relevance)
+
+
+def test_two_concurrent_claims_never_take_the_same_url(engine: sa.Engine) -> None:
+    _fill_frontier(engine, 1_000)
+    with engine.connect() as first, engine.connect() as second:
+        a = execute(first, queries["claim_batch"], {"batch": 64, "lease_seconds": 60}).all()
+        b = execute(
+            second, queries["claim_batch"], {"batch": 64, "lease_seconds": 60}
+        ).all()  # a still uncommitted
+        first.commit()
+        second.commit()
+    assert len(a) == len(b) == 64
+    assert not {r.oid for r in a} & {r.oid for r in b}

@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from focuscrawl.database import (
+    current_revision,
+    downgrade,
+    ensure_schema,
+    head_revision,
+    make_engine,
+    upgrade,
+)
+from focuscrawl.errors import SchemaError
+from focuscrawl.schema import metadata
+
+TABLES = {"taxonomy", "example", "site", "doc", "doc_text", "link", "distill_run", "hits_score"}
+
+
+def _tables(engine: sa.Engine) -> set[str]:
+    return set(sa.inspect(engine).get_table_names()) - {"alembic_version"}
+
+
+def test_migrations_go_up_down_and_up_again(empty_db_url: str) -> None:
+    engine = make_engine(empty_db_url)
+    upgrade(engine)
+    assert _tables(engine) == TABLES
+    downgrade(engine, "base")
+    assert _tables(engine) == set()
+    with engine.connect() as connection:
+        assert (
+            connection.exec_driver_sql(
+                "SELECT count(*) FROM pg_proc WHERE proname IN ('url_oid', 'url_bytehash')"
+            ).scalar()
+            == 0
+        )
+    upgrade(engine)
+    assert _tables(engine) == TABLES
+    with engine.connect() as connection:
+        assert current_revision(connection) == head_revision()
+    engine.dispose()
+
+
+def test_schema_module_matches_the_migrations(engine: sa.Engine) -> None:
+    with engine.connect() as connection, warnings.catch_warnings():
+        # alembic warns that it cannot compare expression indexes; the index is checked below.
+        warnings.simplefilter("ignore")
+        diff = compare_metadata(
+            MigrationContext.configure(connection, opts={"compare_type": True}), metadata
+        )
+    assert diff == []
+    with engine.connect() as connection:
+        indexdef = connection.exec_driver_sql(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'doc_frontier'"
+        ).scalar()
+    assert indexdef is not None
+    assert "(num_tries, relevance DESC, priority, bytehash) WHERE (state = 0)" in indexdef
+
+
+def test_ensure_schema_upgrades_a_database_that_is_behind(empty_db_url: str) -> None:
+    engine = make_engine(empty_db_url)
+    ensure_schema(engine)
+    ensure_schema(engine)  # at head: nothing to do
+    with engine.connect() as connection:
+        assert current_revision(connection) == head_revision()
+    engine.dispose()
+
+
+def test_ensure_schema_refuses_a_schema_from_a_newer_version(engine: sa.Engine) -> None:
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = 'ffff_future'")
+    with pytest.raises(SchemaError, match="does not know"):
+        ensure_schema(engine)
+
+
+def test_sql_url_hashes_equal_the_python_ones(engine: sa.Engine) -> None:
+    from focuscrawl.urls import bytehash_of, normalize_url, oid_of
+
+    urls = [
+        normalize_url(u)
+        for u in ("http://example.com/", "http://bücher.de/ä?x=1", "https://a.b:8443/%20")
+    ]
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            "SELECT u, url_oid(u), url_bytehash(u) FROM unnest(%(urls)s::text[]) AS t(u)",
+            {"urls": urls},
+        ).all()
+    assert [(u, oid_of(u), bytehash_of(u)) for u in urls] == [tuple(r) for r in rows]
+
+
+def test_doc_rejects_an_oid_that_is_not_the_url_hash(engine: sa.Engine) -> None:
+    with engine.begin() as connection:
+        sid = connection.exec_driver_sql(
+            "INSERT INTO site (host) VALUES ('a.example') RETURNING sid"
+        ).scalar()
+    with (
+        pytest.raises(sa.exc.IntegrityError, match="doc_oid_is_url_hash"),
+        engine.begin() as connection,
+    ):
+        connection.exec_driver_sql(
+            "INSERT INTO doc (oid, url, sid, bytehash) VALUES (1, 'http://a.example/', %(sid)s, 0)",
+            {"sid": sid},
+        )

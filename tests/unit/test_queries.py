@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.queries import load_queries, queries
+
+
+def test_named_blocks_are_parsed_with_subdirectory_prefixes(tmp_path: Path) -> None:
+    (tmp_path / "a.sql").write_text(
+        "-- header comment\n\n-- one --\n-- doc\nSELECT 1;\n\n-- two --\nSELECT %(x)s;\n"
+    )
+    (tmp_path / "monitor").mkdir()
+    (tmp_path / "monitor" / "m.sql").write_text("-- stagnation --\nSELECT 2;\n")
+    loaded = load_queries(tmp_path)
+    assert loaded["one"] == "-- doc\nSELECT 1;\n"
+    assert loaded["two"] == "SELECT %(x)s;\n"
+    assert loaded["monitor/stagnation"] == "SELECT 2;\n"
+    with pytest.raises(KeyError, match="no SQL statement named 'three'"):
+        loaded["three"]
+
+
+def test_a_name_defined_twice_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "a.sql").write_text("-- one --\nSELECT 1;\n")
+    (tmp_path / "b.sql").write_text("-- one --\nSELECT 2;\n")
+    with pytest.raises(ValueError, match="already defined"):
+        load_queries(tmp_path)
+
+
+def test_the_project_statements_load() -> None:
+    assert "claim_batch" in queries
+    assert "FOR UPDATE SKIP LOCKED" in queries["claim_batch"]

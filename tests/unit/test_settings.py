@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.errors import ConfigError
+from focuscrawl.settings import SETTINGS, load_settings
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_precedence_is_default_then_file_then_env_then_flag(tmp_path: Path) -> None:
+    config = tmp_path / "focuscrawl.toml"
+    config.write_text('database_url = "postgresql://file/db"\n')
+    env = {"FOCUSCRAWL_HOME": str(tmp_path)}
+    assert load_settings(env=env).database_url == "postgresql://file/db"
+    env["FOCUSCRAWL_DATABASE_URL"] = "postgresql://env/db"
+    assert load_settings(env=env).database_url == "postgresql://env/db"
+    flag = load_settings({"database_url": "postgresql://flag/db"}, env=env)
+    assert flag.database_url == "postgresql://flag/db"
+    assert load_settings(env={"FOCUSCRAWL_HOME": str(tmp_path / "none")}).database_url is None
+
+
+def test_home_defaults_to_user_data_dir_and_follows_env(tmp_path: Path) -> None:
+    assert load_settings(env={"FOCUSCRAWL_HOME": str(tmp_path)}).home_path == tmp_path
+    assert load_settings(env={}).home_path.name == "focuscrawl"
+
+
+def test_unknown_key_in_config_file_is_named(tmp_path: Path) -> None:
+    (tmp_path / "focuscrawl.toml").write_text('databse_url = "x"\n')
+    with pytest.raises(ConfigError, match=r"unknown setting.*databse_url"):
+        load_settings(env={"FOCUSCRAWL_HOME": str(tmp_path)})
+
+
+def test_broken_config_file_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "focuscrawl.toml").write_text("database_url = \n")
+    with pytest.raises(ConfigError, match="not valid TOML") as info:
+        load_settings(env={"FOCUSCRAWL_HOME": str(tmp_path)})
+    assert "\n" not in str(info.value)
+
+
+def test_explicit_config_file_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(env={"FOCUSCRAWL_CONFIG": str(tmp_path / "missing.toml")})
+
+
+def test_every_setting_is_documented_in_the_readme() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    missing = [s.env_var for s in SETTINGS if s.env_var not in readme]
+    assert not missing, f"settings missing from README.md: {missing}"
