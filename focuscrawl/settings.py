@@ -53,6 +53,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Directory for the embedded server's data, corpora and reports "
         "(default: the user data dir, e.g. ~/.local/share/focuscrawl).",
     ),
+    Setting(
+        "corpora",
+        None,
+        "Directory holding corpus archives such as wikispeedia.tar.gz (default: "
+        "../shared/corpora beside the project checkout, or beside the current directory).",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

@@ -1,0 +1,168 @@
+"""``focuscrawl webbox``: serve real and generated webs on loopback."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from focuscrawl.cli.common import settings_from
+from focuscrawl.errors import ConfigError, CorpusError
+from focuscrawl.webbox import RequestLog, WebBox, load_corpus, serve_forever
+from focuscrawl.webbox.corpus import FORMAT
+from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
+from focuscrawl.webbox.wikispeedia import ARCHIVE_NAME, import_wikispeedia
+
+app = typer.Typer(
+    help="The web-in-a-box: real and generated webs served on 127.0.0.1.", no_args_is_help=True
+)
+
+CorpusOption = Annotated[
+    str,
+    typer.Option(
+        "--corpus", "-c", help="Corpus name (under FOCUSCRAWL_HOME/corpora) or directory."
+    ),
+]
+
+
+def _archive(ctx: typer.Context, given: Path | None) -> Path:
+    if given is not None:
+        if not given.is_file():
+            raise CorpusError(f"no archive at {given}")
+        return given
+    settings = settings_from(ctx)
+    candidates = [Path(settings.corpora)] if settings.corpora else []
+    candidates += [
+        Path.cwd().parent / "shared" / "corpora",
+        Path(__file__).resolve().parents[3] / "shared" / "corpora",
+    ]
+    for directory in candidates:
+        if (directory / ARCHIVE_NAME).is_file():
+            return directory / ARCHIVE_NAME
+    raise CorpusError(
+        f"cannot find {ARCHIVE_NAME}: pass --archive PATH or set FOCUSCRAWL_CORPORA "
+        f"(looked in {', '.join(str(c) for c in candidates)})"
+    )
+
+
+@app.command("import-wikispeedia")
+def import_command(
+    ctx: typer.Context,
+    archive: Annotated[Path | None, typer.Option(help="Path of wikispeedia.tar.gz.")] = None,
+) -> None:
+    """Build the 'wikispeedia' corpus (HTML pages, hosts, ground truth) from the archive."""
+    source = _archive(ctx, archive)
+    destination = settings_from(ctx).home_path / "corpora" / "wikispeedia"
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    with typer.progressbar(length=4604, label="importing articles") as bar:
+        done = [0]
+
+        def progress(number: int, total: int) -> None:
+            bar.update(number - done[0])
+            done[0] = number
+
+        counts = import_wikispeedia(source, destination, progress)
+    typer.echo(
+        f"wikispeedia: {counts['pages']:,} pages, {counts['links']:,} links, "
+        f"{counts['hosts']} hosts -> {destination}"
+    )
+
+
+@app.command()
+def generate(
+    ctx: typer.Context,
+    pages: Annotated[int, typer.Option(help="Number of pages.")] = 100_000,
+    hosts: Annotated[int, typer.Option(help="Number of hosts.")] = 1_000,
+    seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same web.")] = 1,
+    locality: Annotated[float, typer.Option(help="Probability a link stays in its topic.")] = 0.7,
+    name: Annotated[str, typer.Option(help="Corpus name.")] = "synthetic",
+) -> None:
+    """Define a generated web (pages are made on request, so any size costs no disk)."""
+    params = SyntheticParams(pages=pages, hosts=hosts, seed=seed, locality=locality)
+    SyntheticCorpus(params)  # validates the parameters
+    directory = settings_from(ctx).home_path / "corpora" / name
+    directory.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "format": FORMAT,
+        "name": name,
+        "kind": "synthetic",
+        "faults": True,
+        "pages": pages,
+        "hosts": hosts,
+        "seed": seed,
+        "locality": locality,
+    }
+    (directory / "corpus.json").write_text(json.dumps(meta, indent=2) + "\n")
+    typer.echo(f"{name}: {pages:,} pages on {hosts:,} hosts (seed {seed}) -> {directory}")
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    corpus: CorpusOption = "wikispeedia",
+    port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8399,
+    address: Annotated[str, typer.Option(help="Loopback address to listen on.")] = "127.0.0.1",
+    faults: Annotated[
+        bool | None,
+        typer.Option(
+            "--faults/--no-faults",
+            help="Serve *.faults.example (default: as the corpus says).",
+            show_default=False,
+        ),
+    ] = None,
+    log: Annotated[
+        Path | None, typer.Option(help="Append a line per request to this file.")
+    ] = None,
+) -> None:
+    """Serve a corpus as an HTTP forward proxy until Ctrl-C."""
+    web = load_corpus(corpus, settings_from(ctx).home_path)
+    box = WebBox(web, web.faults if faults is None else faults, RequestLog(log) if log else None)
+
+    def ready(bound: int) -> None:
+        state = "on" if box.faults else "off"
+        typer.echo(
+            f"serving {web.name} on http://{address}:{bound} "
+            f"(use it as an HTTP proxy; faults {state}); Ctrl-C stops"
+        )
+
+    try:
+        serve_forever(box, address, port, ready)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {address}:{port}: {exc.strerror}") from exc
+    finally:
+        if box.log is not None:
+            box.log.close()
+    typer.echo("stopped")
+
+
+@app.command()
+def urls(
+    ctx: typer.Context,
+    corpus: CorpusOption = "wikispeedia",
+    category: Annotated[
+        str | None, typer.Option(help="Only pages of this category or below it.")
+    ] = None,
+    sample: Annotated[
+        int | None, typer.Option(help="Print a random sample of this many URLs.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 1,
+) -> None:
+    """Print served URLs: all, those of a category, or a reproducible sample."""
+    web = load_corpus(corpus, settings_from(ctx).home_path)
+    if category is None:
+        chosen = list(web.urls())
+    else:
+        known = set(web.taxonomy())
+        if not any(c == category or c.startswith(category + ".") for c in known):
+            raise CorpusError(f"corpus {web.name} has no category {category!r}")
+        wanted = {url for url, c in web.labels() if c == category or c.startswith(category + ".")}
+        chosen = [url for url in web.urls() if url in wanted]
+    if sample is not None:
+        if sample < 0:
+            raise ConfigError("--sample must be positive")
+        chosen = random.Random(seed).sample(chosen, min(sample, len(chosen)))
+    for url in chosen:
+        typer.echo(url)

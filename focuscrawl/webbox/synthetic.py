@@ -1,0 +1,244 @@
+"""A generated web of any size, made page by page on request.
+
+Nothing is stored per page: page ``i`` is a pure function of ``(seed, i)``, so a
+2,000,000-page web costs the same memory as a 2,000-page one. Its shape:
+
+* **Topics** are the 65 Wikispeedia categories with at least 20 articles (for
+  example ``subject.Science.Biology``); each owns a contiguous block of page ids,
+  sized by how many articles the category has.
+* **Text** mixes words drawn from the topic's distribution and from a background
+  distribution (counts learned from the Wikispeedia text, shipped in
+  ``topic_words.json.gz``), so pages read like real vocabulary.
+* **Hosts** are topical: each topic owns a share of the hosts, and a page lives on
+  one of its topic's hosts with probability ``site_purity`` (else on any host).
+* **Links**: out-degree is Pareto-distributed (mean about 14, at most 200). A link
+  stays in its topic with probability ``locality``, goes to a sibling topic (same
+  top-level category) with probability ``sibling``, and else anywhere. Targets
+  within a topic are skewed towards low ids, so in-degrees follow a power law.
+
+URLs look like ``http://site0042.synth.example/p/123456``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import html
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from focuscrawl.errors import ConfigError
+from focuscrawl.webbox.corpus import Page
+
+__all__ = ["SyntheticCorpus", "SyntheticParams"]
+
+DOMAIN = "synth.example"
+MAX_DEGREE = 200
+TOPIC_SHARE = 0.5  # of words drawn from the topic rather than the background
+_MASK = (1 << 64) - 1
+_HTML = (("Content-Type", "text/html; charset=utf-8"),)
+
+
+def _mix(*values: int) -> int:
+    """splitmix64 over several integers: a cheap, well-spread deterministic hash."""
+    x = 0x9E3779B97F4A7C15
+    for value in values:
+        x = (x ^ (value & _MASK)) * 0xBF58476D1CE4E5B9 & _MASK
+        x = (x ^ (x >> 31)) * 0x94D049BB133111EB & _MASK
+        x ^= x >> 29
+    return x
+
+
+def _unit(*values: int) -> float:
+    return (_mix(*values) >> 11) / float(1 << 53)
+
+
+@cache
+def _words() -> dict[str, Any]:
+    data = resources.files("focuscrawl.webbox").joinpath("topic_words.json.gz").read_bytes()
+    return json.loads(gzip.decompress(data))  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class SyntheticParams:
+    pages: int
+    hosts: int
+    seed: int = 1
+    locality: float = 0.7
+    sibling: float = 0.15
+    site_purity: float = 0.9
+
+    def check(self) -> None:
+        if self.pages < 1 or self.hosts < 1:
+            raise ConfigError("a synthetic web needs at least 1 page and 1 host")
+        if self.pages > 100_000_000:
+            raise ConfigError("at most 100,000,000 pages")
+        for name in ("locality", "sibling", "site_purity"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"{name} must be between 0 and 1")
+        if self.locality + self.sibling > 1.0:
+            raise ConfigError("locality + sibling must not exceed 1")
+
+
+class _Vocabulary:
+    """Cumulative distributions for fast sampling of words."""
+
+    def __init__(self, pairs: list[list[Any]]) -> None:
+        # Escaped once here, so rendering a page never escapes word by word.
+        self.words = np.array([html.escape(w) for w, _ in pairs], dtype=object)
+        counts = np.array([c for _, c in pairs], dtype=np.float64)
+        self.cumulative = np.cumsum(counts / counts.sum())
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        index = np.searchsorted(self.cumulative, rng.random(n), side="right")
+        return self.words[np.minimum(index, len(self.words) - 1)]
+
+
+@dataclass
+class SyntheticCorpus:
+    params: SyntheticParams
+    name: str = "synthetic"
+    faults: bool = True
+    topics: list[str] = field(init=False)
+    _starts: list[int] = field(init=False, repr=False)
+    _topic_hosts: list[tuple[int, int]] = field(init=False, repr=False)
+    _host_names: list[str] = field(init=False, repr=False)
+    _host_index: dict[str, int] = field(init=False, repr=False)
+    _siblings: list[list[int]] = field(init=False, repr=False)
+    _vocab: list[_Vocabulary] = field(init=False, repr=False)
+    _background: _Vocabulary = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.params.check()
+        data = _words()
+        self.topics = sorted(data["topics"])
+        weights = np.array([data["topics"][t]["articles"] for t in self.topics], dtype=np.float64)
+        self._starts = _split(self.params.pages, weights)
+        self._topic_hosts = _host_ranges(self.params.hosts, weights)
+        self._host_names = [f"site{h:04d}.{DOMAIN}" for h in range(self.params.hosts)]
+        self._host_index = {name: h for h, name in enumerate(self._host_names)}
+        parents = [".".join(t.split(".")[:2]) for t in self.topics]
+        self._siblings = [[j for j, p in enumerate(parents) if p == parent] for parent in parents]
+        self._vocab = [_Vocabulary(data["topics"][t]["words"]) for t in self.topics]
+        self._background = _Vocabulary(data["background"])
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any]) -> SyntheticCorpus:
+        names = ("pages", "hosts", "seed", "locality", "sibling", "site_purity")
+        params = SyntheticParams(**{k: meta[k] for k in names if k in meta})
+        return cls(params, str(meta.get("name", "synthetic")), bool(meta.get("faults", True)))
+
+    # -- structure -------------------------------------------------------------
+
+    def topic_of(self, page: int) -> int:
+        return bisect.bisect_right(self._starts, page) - 1
+
+    def host_of(self, page: int) -> int:
+        seed = self.params.seed
+        if _unit(seed, page, 1) < self.params.site_purity:
+            first, count = self._topic_hosts[self.topic_of(page)]
+            return first + _mix(seed, page, 2) % count
+        return _mix(seed, page, 3) % self.params.hosts
+
+    def url(self, page: int) -> str:
+        return f"http://{self._host_names[self.host_of(page)]}/p/{page}"
+
+    def title(self, page: int) -> str:
+        """Three topic words (already HTML-escaped, like the vocabulary)."""
+        vocab = self._vocab[self.topic_of(page)].words
+        mixed = _mix(self.params.seed, page, 10)
+        size = min(len(vocab), 200)
+        picks = (vocab[mixed % size], vocab[(mixed >> 16) % size], vocab[(mixed >> 32) % size])
+        return " ".join(str(w).capitalize() for w in picks)
+
+    def _target(self, rng: np.random.Generator, topic: int) -> int:
+        roll = rng.random()
+        if roll < self.params.locality:
+            chosen = topic
+        elif roll < self.params.locality + self.params.sibling:
+            siblings = self._siblings[topic]
+            chosen = siblings[int(rng.integers(len(siblings)))]
+        else:
+            chosen = self.topic_of(int(rng.integers(self.params.pages)))
+        start, end = self._starts[chosen], self._starts[chosen + 1]
+        return start + int((end - start) * rng.random() ** 2.5)
+
+    def out_links(self, page: int) -> list[int]:
+        rng = np.random.default_rng([self.params.seed, page, 7])
+        degree = min(MAX_DEGREE, int(rng.pareto(1.5) * 6) + 2)
+        topic = self.topic_of(page)
+        targets = {self._target(rng, topic) for _ in range(degree)}
+        targets.discard(page)
+        return sorted(targets)
+
+    # -- the Corpus protocol --------------------------------------------------------
+
+    def page_id(self, url: str) -> int | None:
+        host, _, path = url.partition("://")[2].partition("/")
+        if not path.startswith("p/") or not path[2:].isdigit():
+            return None
+        page = int(path[2:])
+        if page >= self.params.pages or self._host_index.get(host) != self.host_of(page):
+            return None
+        return page
+
+    def page(self, url: str) -> Page | None:
+        page = self.page_id(url)
+        return None if page is None else Page(200, _HTML, self.render(page))
+
+    def render(self, page: int) -> bytes:
+        rng = np.random.default_rng([self.params.seed, page, 5])
+        topic = self.topic_of(page)
+        length = int(np.clip(rng.lognormal(np.log(550), 0.5), 80, 3000))
+        from_topic = rng.random(length) < TOPIC_SHARE
+        words = self._background.sample(rng, length)
+        words[from_topic] = self._vocab[topic].sample(rng, int(from_topic.sum()))
+        text = words.tolist()
+        for target in self.out_links(page):
+            at = int(rng.integers(length))
+            text[at] = f'<a href="{self.url(target)}">{self.title(target)}</a> {text[at]}'
+        paragraphs = [" ".join(text[i : i + 80]) for i in range(0, length, 80)]
+        title = self.title(page)
+        body = "".join(f"<p>{p}.</p>\n" for p in paragraphs)
+        return (
+            f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title></head>\n'
+            f"<body><h1>{title}</h1>\n{body}</body></html>\n"
+        ).encode()
+
+    def has_host(self, host: str) -> bool:
+        return host in self._host_index
+
+    def robots(self, host: str) -> str | None:
+        return None
+
+    def urls(self) -> Iterator[str]:
+        return (self.url(page) for page in range(self.params.pages))
+
+    def labels(self) -> Iterator[tuple[str, str]]:
+        return ((self.url(p), self.topics[self.topic_of(p)]) for p in range(self.params.pages))
+
+    def taxonomy(self) -> list[str]:
+        return list(self.topics)
+
+
+def _split(total: int, weights: np.ndarray) -> list[int]:
+    """Block starts giving each topic a share of ``total`` by weight (every block >= 0)."""
+    shares = np.floor(total * weights / weights.sum()).astype(np.int64)
+    remainder = total - int(shares.sum())
+    order = np.argsort(-(total * weights / weights.sum() - shares), kind="stable")
+    shares[order[:remainder]] += 1
+    return [0, *np.cumsum(shares).tolist()]
+
+
+def _host_ranges(hosts: int, weights: np.ndarray) -> list[tuple[int, int]]:
+    """(first host, count) for each topic: a weighted share of hosts, shared when scarce."""
+    if hosts < len(weights):
+        return [(t % hosts, 1) for t in range(len(weights))]
+    starts = _split(hosts - len(weights), weights)
+    return [(starts[t] + t, starts[t + 1] - starts[t] + 1) for t in range(len(weights))]

@@ -1,0 +1,255 @@
+"""Build the ``wikispeedia`` corpus from ``wikispeedia.tar.gz``.
+
+Each of the 4,604 articles becomes one HTML page: a ``<title>``, headings and
+paragraphs from the plain text, and a real ``<a href>`` for every row of
+links.tsv — inline at the first place the target's title occurs word for word,
+otherwise in a "Links" list at the end. Served text never carries the labels:
+the ``#copyright`` line, the "2007 Schools Wikipedia Selection. Related subjects:
+..." line (the article's own categories) and the closing "Retrieved from ..."
+licence boilerplate are dropped.
+
+Hosts: an article lives on the host of its first top-level category
+(``site-01.wikispeedia.example`` ... one per category, numbered in alphabetical
+order of the category so the name says nothing about the topic), except that a
+fixed pseudo-random 15% of articles (by a hash of the name), and the 6 articles
+with no category, live on one of three portals ``portal-N.wikispeedia.example``.
+So sites are topical, as on the real web, but not pure, and most links between
+topics cross sites.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+import shutil
+import tarfile
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import unquote
+
+from focuscrawl.errors import CorpusError
+from focuscrawl.urls import normalize_url
+
+__all__ = ["ARCHIVE_NAME", "import_wikispeedia"]
+
+ARCHIVE_NAME = "wikispeedia.tar.gz"
+DOMAIN = "wikispeedia.example"
+PORTALS = 3
+PORTAL_SHARE = 0.15
+_LEAK = re.compile(r"^2007 Schools Wikipedia Selection\.?")
+
+
+def _rows(data: bytes) -> list[list[str]]:
+    lines = data.decode("utf-8").splitlines()
+    return [line.split("\t") for line in lines if line.strip() and not line.startswith("#")]
+
+
+def _fraction(name: str) -> float:
+    digest = hashlib.sha1(name.encode(), usedforsecurity=False).digest()
+    return int.from_bytes(digest[:4], "big") / 2**32
+
+
+def _assign_hosts(articles: list[str], categories: dict[str, list[str]]) -> dict[str, str]:
+    tops = sorted({cats[0].split(".")[1] for cats in categories.values() if cats})
+    number = {top: i + 1 for i, top in enumerate(tops)}
+    hosts = {}
+    for name in articles:
+        cats = categories.get(name)
+        share = _fraction(name)
+        if not cats or share < PORTAL_SHARE:
+            portal = 1 + int(_fraction("portal:" + name) * PORTALS)
+            hosts[name] = f"portal-{portal}.{DOMAIN}"
+        else:
+            hosts[name] = f"site-{number[cats[0].split('.')[1]]:02d}.{DOMAIN}"
+    return hosts
+
+
+def _clean(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """Title and blocks ("h2" or "p", text) of an article, without labels or boilerplate."""
+    lines = text.splitlines()
+    if lines and lines[0].strip() == "#copyright":
+        lines = lines[1:]
+    retrieved = next(
+        (i for i, line in enumerate(lines) if line.strip().startswith("Retrieved from")), None
+    )
+    if retrieved is not None:
+        lines = lines[:retrieved]
+    blocks: list[list[str]] = []
+    current: list[str] = []
+    for line in [*lines, ""]:
+        if line.strip():
+            current.append(line)
+        elif current:
+            blocks.append(current)
+            current = []
+    title = ""
+    result: list[tuple[str, str]] = []
+    for block in blocks:
+        joined = " ".join(part.strip() for part in block)
+        if _LEAK.match(joined) or joined == "Related subjects":
+            continue
+        if not title:
+            title = joined
+            continue
+        if len(block) == 1 and not block[0].startswith(" "):
+            result.append(("h2", joined))
+        else:
+            kept = [part.strip() for part in block if part.strip() != "Related subjects"]
+            if kept:
+                result.append(("p", " ".join(kept)))
+    return title, result
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _first_free_match(
+    blocks: list[tuple[str, str]], text: str, placed: dict[int, list[tuple[int, int, str]]]
+) -> tuple[int, int, int] | None:
+    """First whole-word occurrence of ``text`` in a paragraph that overlaps no anchor yet."""
+    for index, (kind, block) in enumerate(blocks):
+        if kind != "p":
+            continue
+        start = block.find(text)
+        while start != -1:
+            end = start + len(text)
+            whole = (start == 0 or not _is_word(block[start - 1])) and (
+                end == len(block) or not _is_word(block[end])
+            )
+            if whole and all(end <= s or start >= e for s, e, _ in placed[index]):
+                return index, start, end
+            start = block.find(text, start + 1)
+    return None
+
+
+def _render(
+    title: str,
+    blocks: list[tuple[str, str]],
+    targets: list[tuple[str, str]],
+    href: Callable[[str], str],
+) -> str:
+    """HTML with one anchor per target: inline at the first word-for-word match, else listed."""
+    placed: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
+    listed: list[tuple[str, str]] = []
+    for target, text in targets:
+        spot = _first_free_match(blocks, text, placed)
+        if spot is None:
+            listed.append((target, text))
+        else:
+            placed[spot[0]].append((spot[1], spot[2], target))
+    parts = [
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title></head>\n<body>\n<h1>{html.escape(title)}</h1>\n",
+    ]
+    for index, (kind, block) in enumerate(blocks):
+        if kind == "h2":
+            parts.append(f"<h2>{html.escape(block)}</h2>\n")
+            continue
+        out, cursor = [], 0
+        for start, end, target in sorted(placed[index]):
+            out.append(html.escape(block[cursor:start]))
+            out.append(f'<a href="{html.escape(href(target))}">{html.escape(block[start:end])}</a>')
+            cursor = end
+        out.append(html.escape(block[cursor:]))
+        parts.append("<p>" + "".join(out) + "</p>\n")
+    if listed:
+        parts.append('<h2>Links</h2>\n<ul class="links">\n')
+        for target, text in listed:
+            parts.append(
+                f'<li><a href="{html.escape(href(target))}">{html.escape(text)}</a></li>\n'
+            )
+        parts.append("</ul>\n")
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def import_wikispeedia(
+    archive: Path, destination: Path, progress: Callable[[int, int], None] | None = None
+) -> dict[str, int]:
+    """Write the corpus directory ``destination`` from the archive; return counts."""
+    # Unpack once to a temporary directory: random access into a .tar.gz re-reads the
+    # stream from the start for every member.
+    with tempfile.TemporaryDirectory(prefix="wikispeedia-") as unpacked:
+        try:
+            with tarfile.open(archive, "r:gz") as tar:
+                tar.extractall(unpacked, filter="data")
+        except (OSError, tarfile.TarError) as exc:
+            raise CorpusError(f"cannot unpack {archive}: {exc}") from exc
+        root = Path(unpacked) / "wikispeedia"
+
+        def read(name: str) -> bytes:
+            try:
+                return (root / name).read_bytes()
+            except OSError as exc:
+                raise CorpusError(f"{archive} has no wikispeedia/{name}") from exc
+
+        articles = [row[0] for row in _rows(read("articles.tsv"))]
+        links: dict[str, list[str]] = defaultdict(list)
+        for row in _rows(read("links.tsv")):
+            links[row[0]].append(row[1])
+        categories: dict[str, list[str]] = defaultdict(list)
+        for row in _rows(read("categories.tsv")):
+            if len(row) == 2:
+                categories[row[0]].append(row[1])
+        hosts = _assign_hosts(articles, categories)
+        urls = {name: normalize_url(f"http://{hosts[name]}/wiki/{name}") for name in articles}
+
+        staging = destination.with_name(destination.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        (staging / "bodies").mkdir(parents=True)
+        (staging / "truth").mkdir()
+        link_count = 0
+        with (staging / "pages.jsonl").open("w", encoding="utf-8") as manifest:
+            for number, name in enumerate(articles, 1):
+                text = read(f"plaintext_articles/{name}.txt").decode("utf-8", errors="replace")
+                title, blocks = _clean(text)
+                title = title or unquote(name).replace("_", " ")
+                source_host = hosts[name]
+
+                def href(target: str, source_host: str = source_host) -> str:
+                    url = urls[target]
+                    same = hosts[target] == source_host
+                    return url.split(hosts[target], 1)[1] if same else url
+
+                targets = [(t, unquote(t).replace("_", " ")) for t in links.get(name, [])]
+                link_count += len(targets)
+                page = _render(title, blocks, targets, href)
+                body_file = (
+                    f"bodies/{source_host}/{hashlib.sha1(name.encode()).hexdigest()[:16]}.html"
+                )
+                (staging / body_file).parent.mkdir(exist_ok=True)
+                (staging / body_file).write_text(page, encoding="utf-8")
+                record = {
+                    "url": urls[name],
+                    "status": 200,
+                    "headers": {"Content-Type": "text/html; charset=utf-8"},
+                    "body_file": body_file,
+                }
+                manifest.write(json.dumps(record) + "\n")
+                if progress:
+                    progress(number, len(articles))
+        with (staging / "truth" / "labels.tsv").open("w", encoding="utf-8") as labels:
+            for name in articles:
+                for category in categories.get(name, []):
+                    labels.write(f"{urls[name]}\t{category}\n")
+        paths = {c for cats in categories.values() for c in cats}
+        (staging / "truth" / "taxonomy.txt").write_text("\n".join(sorted(paths)) + "\n")
+        meta = {
+            "format": 1,
+            "name": "wikispeedia",
+            "kind": "static",
+            "faults": True,
+            "description": "Wikispeedia: 4,604 articles of the 2007 Schools Wikipedia (GFDL).",
+            "pages": len(articles),
+            "links": link_count,
+            "hosts": sorted(set(hosts.values())),
+        }
+        (staging / "corpus.json").write_text(json.dumps(meta, indent=2) + "\n")
+    shutil.rmtree(destination, ignore_errors=True)
+    staging.rename(destination)
+    return {"pages": len(articles), "links": link_count, "hosts": len(set(hosts.values()))}
