@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -117,3 +119,29 @@ def corpora_dir() -> Path:
             pytest.fail(f"CI=true but the corpora are missing: {CORPORA}")
         pytest.skip(f"no corpora at {CORPORA}")
     return CORPORA
+
+
+@pytest.fixture(scope="session")
+def wikispeedia_home(corpora_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A FOCUSCRAWL_HOME whose wikispeedia corpus was built by the CLI from the real archive."""
+    home = tmp_path_factory.mktemp("wikispeedia-home")
+    archive = corpora_dir / "wikispeedia.tar.gz"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "focuscrawl",
+            "--home",
+            str(home),
+            "webbox",
+            "import-wikispeedia",
+            "--archive",
+            str(archive),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "4,604 pages, 119,882 links, 18 hosts" in done.stdout
+    return home

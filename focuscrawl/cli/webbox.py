@@ -132,9 +132,6 @@ def serve(
         serve_forever(box, address, port, ready)
     except OSError as exc:
         raise ConfigError(f"cannot listen on {address}:{port}: {exc.strerror}") from exc
-    finally:
-        if box.log is not None:
-            box.log.close()
     typer.echo("stopped")
 
 

@@ -79,9 +79,11 @@ class RequestLog:
 
     def flush(self) -> None:
         with self._lock:
-            self._file.flush()
+            if not self._file.closed:
+                self._file.flush()
 
     def close(self) -> None:
+        """Flush and close; the server closes its log when it stops."""
         with self._lock:
             self._file.close()
 
@@ -275,7 +277,7 @@ async def _serve(
         with contextlib.suppress(Exception):
             await asyncio.wait_for(server.wait_closed(), 2)
         if box.log is not None:
-            box.log.flush()
+            box.log.close()
 
 
 def serve_forever(box: WebBox, address: str, port: int, ready: Callable[[int], None]) -> None:

@@ -1,0 +1,104 @@
+"""The web-in-a-box from the command line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+
+def _serve(home: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "focuscrawl",
+            "--home",
+            str(home),
+            "webbox",
+            "serve",
+            "--port",
+            "0",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    first = process.stdout.readline()
+    assert first.startswith("serving"), first + (process.stderr.read() if process.stderr else "")
+    proxy = first.split(" on ")[1].split(" ")[0]
+    return process, proxy
+
+
+def test_urls_sample_of_a_category_is_served(cli, wikispeedia_home: Path) -> None:  # type: ignore[no-untyped-def]
+    args = ("webbox", "urls", "--corpus", "wikispeedia", "--category", "subject.Science.Biology")
+    sample = cli(
+        *args, "--sample", "10", "--seed", "1", env={"FOCUSCRAWL_HOME": str(wikispeedia_home)}
+    )
+    assert sample.returncode == 0, sample.stderr
+    urls = sample.stdout.split()
+    assert len(urls) == 10 and len(set(urls)) == 10
+    again = cli(
+        *args, "--sample", "10", "--seed", "1", env={"FOCUSCRAWL_HOME": str(wikispeedia_home)}
+    )
+    assert again.stdout.split() == urls
+    everything = cli(*args, env={"FOCUSCRAWL_HOME": str(wikispeedia_home)}).stdout.split()
+    assert set(urls) <= set(everything) and len(everything) > 500
+
+    process, proxy = _serve(wikispeedia_home)
+    try:
+        with httpx.Client(proxy=proxy) as http:
+            for url in urls:
+                page = http.get(url)
+                assert page.status_code == 200 and "<a href" in page.text
+                assert "Related subjects" not in page.text
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=10)
+    assert process.returncode == 0, err
+    assert "stopped" in out
+
+
+def test_unknown_category_and_missing_corpus_are_one_line_errors(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    missing = cli("webbox", "urls", "--corpus", "wikispeedia")
+    assert missing.returncode == 2 and "import-wikispeedia" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+    bad_archive = cli("webbox", "import-wikispeedia", "--archive", str(tmp_path / "nope.tar.gz"))
+    assert bad_archive.returncode == 2 and "no archive at" in bad_archive.stderr
+
+
+def test_generate_then_serve_a_synthetic_web(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    made = cli("webbox", "generate", "--pages", "5000", "--hosts", "50", "--seed", "3")
+    assert made.returncode == 0, made.stderr
+    sample = cli(
+        "webbox", "urls", "--corpus", "synthetic", "--sample", "3", "--seed", "2"
+    ).stdout.split()
+    biology = cli(
+        "webbox", "urls", "--corpus", "synthetic", "--category", "subject.Science.Biology"
+    )
+    assert len(sample) == 3 and len(biology.stdout.split()) > 100
+    process, proxy = _serve(tmp_path / "home", "--corpus", "synthetic")
+    try:
+        with httpx.Client(proxy=proxy) as http:
+            assert all(http.get(url).status_code == 200 for url in sample)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=10)
+    assert process.returncode == 0
+    refused = cli("webbox", "generate", "--pages", "0")
+    assert refused.returncode == 2 and "at least 1 page" in refused.stderr
+
+
+def test_serve_refuses_a_non_loopback_address(cli, wikispeedia_home: Path) -> None:  # type: ignore[no-untyped-def]
+    result = cli(
+        "webbox", "serve", "--address", "0.0.0.0", env={"FOCUSCRAWL_HOME": str(wikispeedia_home)}
+    )
+    assert result.returncode == 2 and "loopback only" in result.stderr
