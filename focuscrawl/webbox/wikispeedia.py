@@ -168,6 +168,27 @@ def _render(
     return "".join(parts)
 
 
+def _extract_safely(tar: tarfile.TarFile, destination: Path) -> None:
+    """Extract only plain files and directories that stay inside ``destination``.
+
+    (``filter="data"`` does this from Python 3.11.4 on; Debian's 3.11.2 lacks it.)
+    """
+    members = []
+    for member in tar.getmembers():
+        target = (destination / member.name).resolve()
+        if not (member.isfile() or member.isdir()) or not target.is_relative_to(
+            destination.resolve()
+        ):
+            raise CorpusError(
+                f"refusing archive member {member.name!r}: not a plain file inside the archive"
+            )
+        members.append(member)
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(destination, members=members, filter="data")
+    else:
+        tar.extractall(destination, members=members)
+
+
 def import_wikispeedia(
     archive: Path, destination: Path, progress: Callable[[int, int], None] | None = None
 ) -> dict[str, int]:
@@ -177,7 +198,7 @@ def import_wikispeedia(
     with tempfile.TemporaryDirectory(prefix="wikispeedia-") as unpacked:
         try:
             with tarfile.open(archive, "r:gz") as tar:
-                tar.extractall(unpacked, filter="data")
+                _extract_safely(tar, Path(unpacked))
         except (OSError, tarfile.TarError) as exc:
             raise CorpusError(f"cannot unpack {archive}: {exc}") from exc
         root = Path(unpacked) / "wikispeedia"
