@@ -27,6 +27,7 @@ __all__ = [
     "current_revision",
     "database_url",
     "downgrade",
+    "engine_dsn",
     "ensure_schema",
     "execute",
     "head_revision",
@@ -139,6 +140,11 @@ def open_database(settings: Settings, migrate: bool = True) -> Engine:
     if migrate:
         ensure_schema(engine)
     return engine
+
+
+def engine_dsn(engine: Engine) -> str:
+    """The engine's URL as libpq takes it, for psycopg2 connections of one's own."""
+    return engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 def execute(

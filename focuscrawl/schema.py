@@ -47,6 +47,7 @@ __all__ = [
     "doc_text",
     "example",
     "fetch_seq",
+    "found_seq",
     "hits_score",
     "link",
     "metadata",
@@ -133,6 +134,10 @@ doc = Table(
     Column("content_type", String(128), nullable=True),
     Column("error", String(64), nullable=True),
     Column("title", Text, nullable=True),
+    # discovery order, for breadth-first crawling (migration 0002)
+    Column(
+        "found_seq", BigInteger, nullable=False, server_default=text("nextval('doc_found_seq')")
+    ),
     CheckConstraint("oid = url_oid(url)", name="doc_oid_is_url_hash"),
     comment="One row per URL, fetched or not. oid = url_oid(url); relevance = log R(d).",
 )
@@ -149,6 +154,20 @@ Index(
 
 #: Numbers fetches in the order they happened (``doc.fetch_seq``).
 fetch_seq = Sequence("doc_fetch_seq", metadata=metadata, data_type=BigInteger)
+
+# The frontier in the other crawl modes' orders, and the leases to recover.
+Index("doc_frontier_unfocused", doc.c.num_tries, doc.c.bytehash, postgresql_where=doc.c.state == 0)
+Index(
+    "doc_frontier_bfs",
+    doc.c.num_tries,
+    doc.c.depth,
+    doc.c.found_seq,
+    postgresql_where=doc.c.state == 0,
+)
+Index("doc_leased", doc.c.lease_until, postgresql_where=doc.c.state == 1)
+
+#: Numbers documents in the order they were discovered (``doc.found_seq``).
+found_seq = Sequence("doc_found_seq", metadata=metadata, data_type=BigInteger)
 
 doc_text = Table(
     "doc_text",

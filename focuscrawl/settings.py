@@ -59,6 +59,30 @@ SETTINGS: tuple[Setting, ...] = (
         "Directory holding corpus archives such as wikispeedia.tar.gz (default: "
         "../shared/corpora beside the project checkout, or beside the current directory).",
     ),
+    Setting(
+        "proxy",
+        None,
+        "HTTP proxy for every fetch, e.g. the web-in-a-box at http://127.0.0.1:8399. "
+        "Hosts are then resolved by the proxy, not checked for private addresses.",
+    ),
+    Setting(
+        "user_agent",
+        "focuscrawl/0.1 (+https://example.invalid/focuscrawl)",
+        "User-Agent header of every request; its first word is the robots.txt agent name.",
+    ),
+    Setting(
+        "host_delay",
+        1.0,
+        "Minimum seconds between two requests to one host (robots.txt Crawl-delay may raise it).",
+        float,
+    ),
+    Setting("threads", 16, "Worker threads of a crawler process.", int),
+    Setting(
+        "allow_private_hosts",
+        False,
+        "Crawl hosts that resolve to private, loopback or link-local addresses (0/1).",
+        lambda raw: raw.strip().lower() in ("1", "true", "yes", "on"),
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

@@ -45,3 +45,50 @@ SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
 FROM batch
 WHERE d.oid = batch.oid
 RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.relevance;
+
+-- claim_batch_unfocused --
+-- The unfocused crawl: the paper's pseudo-random order, off doc_frontier_unfocused.
+WITH batch AS (
+    SELECT oid
+    FROM doc
+    WHERE state = 0
+    ORDER BY num_tries, bytehash
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE doc AS d
+SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
+FROM batch
+WHERE d.oid = batch.oid
+RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.relevance;
+
+-- claim_batch_bfs --
+-- Breadth-first: shallowest first, then in order of discovery, off doc_frontier_bfs.
+WITH batch AS (
+    SELECT oid
+    FROM doc
+    WHERE state = 0
+    ORDER BY num_tries, depth, found_seq
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE doc AS d
+SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
+FROM batch
+WHERE d.oid = batch.oid
+RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.relevance;
+
+-- recover_expired_leases --
+-- URLs whose crawler died: back to the frontier, counted as a try.
+UPDATE doc
+SET state = 0, lease_until = NULL, num_tries = least(num_tries + 1, 32767)
+WHERE state = 1 AND lease_until < now();
+
+-- release_claims --
+-- URLs a crawler claimed but will not fetch (it is stopping): back untouched.
+UPDATE doc
+SET state = 0, lease_until = NULL
+WHERE oid = ANY(%(oids)s::bigint[]) AND state = 1;
+
+-- frontier_size --
+SELECT count(*) FROM doc WHERE state = 0;

@@ -10,7 +10,7 @@ import psycopg2
 import sqlalchemy as sa
 import typer
 
-from focuscrawl.cli import db, seed, webbox
+from focuscrawl.cli import crawl, db, seed, webbox
 from focuscrawl.cli.common import State
 from focuscrawl.database import unreachable
 from focuscrawl.errors import FocuscrawlError
@@ -26,6 +26,7 @@ app = typer.Typer(
 )
 app.add_typer(db.app, name="db")
 app.add_typer(seed.app, name="seed")
+app.add_typer(crawl.app, name="crawl")
 app.add_typer(webbox.app, name="webbox")
 
 

@@ -21,9 +21,12 @@ class State:
     overrides: dict[str, Any]
 
 
-def settings_from(ctx: typer.Context) -> Settings:
+def settings_from(ctx: typer.Context, overrides: dict[str, Any] | None = None) -> Settings:
+    """Settings with the global flags and a command's own flags (``None``: not given)."""
     state = ctx.find_object(State)
-    return load_settings(state.overrides if state else None)
+    merged = dict(state.overrides if state else {})
+    merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return load_settings(merged)
 
 
 def engine_from(ctx: typer.Context, migrate: bool = True) -> Engine:

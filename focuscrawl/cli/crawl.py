@@ -1,0 +1,66 @@
+"""``focuscrawl crawl``: run a crawler process."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from typing import Annotated
+
+import typer
+
+from focuscrawl.cli.common import engine_from, settings_from
+from focuscrawl.crawler.config import CrawlConfig, Mode
+from focuscrawl.crawler.fetch import FetchConfig
+from focuscrawl.crawler.process import Crawler
+
+app = typer.Typer(help="Crawl: fetch, parse and store frontier URLs.", no_args_is_help=True)
+
+
+@app.command()
+def run(
+    ctx: typer.Context,
+    mode: Annotated[Mode, typer.Option(help="Frontier order and check-in policy.")] = Mode.SOFT,
+    threads: Annotated[
+        int | None, typer.Option(help="Worker threads (FOCUSCRAWL_THREADS).")
+    ] = None,
+    max_pages: Annotated[int | None, typer.Option(help="Stop after this many fetches.")] = None,
+    proxy: Annotated[str | None, typer.Option(help="HTTP proxy (FOCUSCRAWL_PROXY).")] = None,
+    host_delay: Annotated[
+        float | None,
+        typer.Option(help="Seconds between requests to a host (FOCUSCRAWL_HOST_DELAY)."),
+    ] = None,
+    idle_exit: Annotated[
+        float,
+        typer.Option(help="Exit after this many seconds with nothing to do (0: wait forever)."),
+    ] = 5.0,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+) -> None:
+    """Run one crawler process until the frontier is exhausted, --max-pages, or SIGTERM."""
+    overrides = {"threads": threads, "proxy": proxy, "host_delay": host_delay}
+    settings = settings_from(ctx, overrides)
+    config = CrawlConfig(
+        mode=mode,
+        threads=int(settings.threads),
+        max_pages=max_pages,
+        host_delay=float(settings.host_delay),
+        allow_private_hosts=bool(settings.allow_private_hosts),
+        idle_exit_seconds=idle_exit or None,
+        quiet=quiet,
+        fetch=FetchConfig(user_agent=str(settings.user_agent), proxy=settings.proxy),
+    )
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    crawler = Crawler(engine_from(ctx), config)
+
+    def stop(signum: int, frame: object) -> None:
+        crawler.stop_event.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    stats = crawler.run()
+    if not quiet:
+        typer.echo(
+            f"fetched {stats.fetched}, failed {stats.failed}, excluded {stats.excluded}, "
+            f"to retry {stats.retried}; {stats.rate:.1f} pages/s"
+        )

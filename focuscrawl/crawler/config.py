@@ -1,0 +1,58 @@
+"""What a crawler process is told: modes, limits and politeness."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from focuscrawl.crawler.fetch import FetchConfig
+from focuscrawl.errors import ConfigError
+
+__all__ = ["CrawlConfig", "Mode"]
+
+
+class Mode(StrEnum):
+    """How the frontier is ordered and what out-links are checked in."""
+
+    SOFT = "soft"  # order by relevance; every out-link in, estimated from its parent
+    HARD = "hard"  # order by relevance; out-links held until the classifier releases them
+    UNFOCUSED = "unfocused"  # the paper's pseudo-random order (bytehash)
+    BFS = "bfs"  # breadth first: depth, then discovery order
+
+    @property
+    def claim_statement(self) -> str:
+        return {"unfocused": "claim_batch_unfocused", "bfs": "claim_batch_bfs"}.get(
+            self.value, "claim_batch"
+        )
+
+
+@dataclass(frozen=True)
+class CrawlConfig:
+    mode: Mode = Mode.SOFT
+    threads: int = 16
+    #: URLs claimed per thread at a time ("a few dozen per thread" in the paper)
+    batch_per_thread: int = 8
+    max_pages: int | None = None
+    lease_seconds: float = 600.0
+    #: minimum seconds between two requests to one host (robots.txt Crawl-delay may raise it)
+    host_delay: float = 1.0
+    max_tries: int = 3
+    max_depth: int = 40
+    max_pages_per_site: int = 100_000
+    max_segment_repeats: int = 3
+    robots_ttl_seconds: float = 86_400.0
+    allow_private_hosts: bool = False
+    #: stop when nothing is left to do for this long (seconds); None: wait for work forever
+    idle_exit_seconds: float | None = 5.0
+    quiet: bool = False
+    fetch: FetchConfig = field(default_factory=FetchConfig)
+
+    def check(self) -> None:
+        if self.threads < 1 or self.threads > 512:
+            raise ConfigError("--threads must be between 1 and 512")
+        if self.host_delay < 0:
+            raise ConfigError("host_delay must not be negative")
+        if self.max_pages is not None and self.max_pages < 1:
+            raise ConfigError("--max-pages must be at least 1")
+        if self.max_tries < 1:
+            raise ConfigError("max_tries must be at least 1")

@@ -1,0 +1,154 @@
+"""Fetching one URL with httpx, within limits a hostile server cannot stretch.
+
+Bodies are read raw and decompressed here, chunk by chunk with a ceiling, so a gzip
+bomb stops at ``max_bytes`` of output having cost about that much memory. Every
+expected failure comes back as a ``FetchResult`` with an ``error`` class, never as
+an exception: the worker stores it on the doc row and carries on.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from email.message import Message
+
+import httpx
+
+__all__ = ["FetchConfig", "FetchResult", "Fetcher"]
+
+
+@dataclass(frozen=True)
+class FetchConfig:
+    user_agent: str = "focuscrawl/0.1 (+https://example.invalid/focuscrawl)"
+    proxy: str | None = None
+    connect_timeout: float = 5.0
+    read_timeout: float = 10.0
+    total_timeout: float = 30.0
+    max_bytes: int = 10 * 1024 * 1024
+    max_connections: int = 64
+
+
+@dataclass
+class FetchResult:
+    url: str
+    status: int | None = None
+    content_type: str = ""
+    body: bytes = b""
+    location: str | None = None
+    retry_after: float | None = None
+    etag: str | None = None
+    #: an error class when the fetch failed: timeout, connect, too_large, protocol, ...
+    error: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def media_type(self) -> str:
+        return self.content_type.split(";", 1)[0].strip().lower()
+
+    @property
+    def charset(self) -> str | None:
+        message = Message()
+        message["content-type"] = self.content_type
+        value = message.get_param("charset")
+        return value.strip().lower() if isinstance(value, str) else None
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _decoder(encoding: str) -> zlib._Decompress | None:
+    encoding = encoding.strip().lower()
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return zlib.decompressobj()
+    return None
+
+
+def _retry_after(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return max(0.0, min(float(value.strip()), 86_400.0))
+    except ValueError:
+        return None  # an HTTP date: fall back to the host delay
+
+
+class Fetcher:
+    """A shared httpx client; ``fetch`` is safe to call from many threads."""
+
+    def __init__(self, config: FetchConfig) -> None:
+        self.config = config
+        timeout = httpx.Timeout(
+            config.total_timeout, connect=config.connect_timeout, read=config.read_timeout
+        )
+        limits = httpx.Limits(
+            max_connections=config.max_connections, max_keepalive_connections=config.max_connections
+        )
+        self.client = httpx.Client(
+            proxy=config.proxy,
+            timeout=timeout,
+            limits=limits,
+            follow_redirects=False,
+            headers={"User-Agent": config.user_agent, "Accept-Encoding": "gzip, deflate"},
+            trust_env=False,
+        )
+
+    def close(self) -> None:
+        self.client.close()
+
+    def fetch(self, url: str, etag: str | None = None) -> FetchResult:
+        result = FetchResult(url)
+        headers = {"If-None-Match": etag} if etag else {}
+        try:
+            with self.client.stream("GET", url, headers=headers) as response:
+                result.status = response.status_code
+                result.content_type = response.headers.get("content-type", "")
+                result.location = response.headers.get("location")
+                result.etag = response.headers.get("etag")
+                result.retry_after = _retry_after(response.headers.get("retry-after"))
+                proxy_error = response.headers.get("proxy-status", "")
+                if response.status_code == 502 and "error=" in proxy_error:
+                    # the proxy could not reach the origin: a network failure, not a page
+                    result.status = None
+                    result.error = proxy_error.split("error=", 1)[1].split(";")[0].strip()
+                    return result
+                if response.status_code == 200:
+                    result.body = self._read(response)
+        except _TooLarge:
+            result.error = "too_large"
+        except httpx.TimeoutException:
+            result.error = "timeout"
+        except httpx.ConnectError:
+            result.error = "connect"
+        except (httpx.RemoteProtocolError, httpx.LocalProtocolError):
+            result.error = "protocol"
+        except zlib.error:
+            result.error = "bad_encoding"
+        except httpx.HTTPError as exc:
+            result.error = type(exc).__name__.lower()[:64]
+        return result
+
+    def _read(self, response: httpx.Response) -> bytes:
+        limit = self.config.max_bytes
+        declared = response.headers.get("content-length", "")
+        encoded = "content-encoding" in response.headers
+        if declared.isdigit() and int(declared) > limit and not encoded:
+            raise _TooLarge
+        decoder = _decoder(response.headers.get("content-encoding", ""))
+        out = bytearray()
+        for chunk in response.iter_raw():
+            if decoder is None:
+                out += chunk
+            else:
+                out += decoder.decompress(chunk, limit + 1 - len(out))
+                if decoder.unconsumed_tail:
+                    raise _TooLarge
+            if len(out) > limit:
+                raise _TooLarge
+        if decoder is not None:
+            out += decoder.flush()
+            if len(out) > limit:
+                raise _TooLarge
+        return bytes(out)

@@ -1,0 +1,126 @@
+"""Turning HTML bytes into a title, visible text and out-links, with lxml.
+
+The charset comes from the Content-Type header, else a byte-order mark, else a
+``<meta>`` declaration, else UTF-8 if the bytes are valid UTF-8, else cp1252 (the
+usual truth behind "latin-1"). Malformed markup and garbage bytes parse to what lxml
+can recover; nothing here raises on bad input.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urljoin
+
+from lxml import etree
+from lxml import html as lxml_html
+
+from focuscrawl.errors import InvalidURL
+from focuscrawl.urls import normalize_url
+
+__all__ = ["ParsedPage", "detect_charset", "parse_html"]
+
+_META_CHARSET = re.compile(
+    rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE
+)
+_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+_INVISIBLE = ("script", "style", "noscript", "template", "head")
+_SPACE = re.compile(r"\s+")
+MAX_ANCHOR = 200
+
+
+@dataclass
+class ParsedPage:
+    title: str = ""
+    text: str = ""
+    #: (normalised URL, anchor text), in document order, first occurrence of each URL
+    links: list[tuple[str, str]] = field(default_factory=list)
+    canonical: str | None = None
+    noindex: bool = False
+    nofollow: bool = False
+    charset: str = "utf-8"
+
+
+def detect_charset(body: bytes, declared: str | None) -> str:
+    for candidate in (declared, *(name for bom, name in _BOMS if body.startswith(bom))):
+        if candidate and _known(candidate):
+            return _alias(candidate)
+    match = _META_CHARSET.search(body[:4096])
+    if match and _known(match.group(1).decode("ascii", "ignore")):
+        return _alias(match.group(1).decode("ascii"))
+    try:
+        body.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        return "cp1252"
+
+
+def _alias(name: str) -> str:
+    name = name.lower()
+    # Browsers read latin-1 as windows-1252; so do we.
+    return "cp1252" if name in ("iso-8859-1", "latin-1", "latin1", "us-ascii", "ascii") else name
+
+
+def _known(name: str) -> bool:
+    import codecs
+
+    try:
+        codecs.lookup(name)
+        return True
+    except LookupError:
+        return False
+
+
+def _clean(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> ParsedPage:
+    """Parse a page fetched from ``url`` (already normalised)."""
+    charset = detect_charset(body, declared_charset)
+    text = body.decode(charset, errors="replace").lstrip("\ufeff").replace("\x00", "")
+    page = ParsedPage(charset=charset)
+    try:
+        root = lxml_html.document_fromstring(text)
+    except (etree.ParserError, ValueError):
+        return page
+    base = url
+    for element in root.iter("base"):
+        href = element.get("href")
+        if href:
+            base = urljoin(url, href.strip())
+            break
+    for meta in root.iter("meta"):
+        if (meta.get("name") or "").lower() == "robots":
+            content = (meta.get("content") or "").lower()
+            page.noindex = page.noindex or "noindex" in content or "none" in content
+            page.nofollow = page.nofollow or "nofollow" in content or "none" in content
+    for link in root.iter("link"):
+        if "canonical" in (link.get("rel") or "").lower().split() and link.get("href"):
+            page.canonical = _absolute(base, link.get("href") or "")
+            break
+    title = root.find(".//title")
+    page.title = _clean(title.text_content())[:1000] if title is not None else ""
+    if not page.nofollow:
+        seen: set[str] = set()
+        for element in root.iter("a", "area", "frame", "iframe"):
+            attribute = "src" if element.tag in ("frame", "iframe") else "href"
+            target = _absolute(base, element.get(attribute) or "")
+            if target is None or target in seen or "nofollow" in (element.get("rel") or "").lower():
+                continue
+            seen.add(target)
+            anchor = element.text_content() if element.tag == "a" else (element.get("alt") or "")
+            page.links.append((target, _clean(anchor)[:MAX_ANCHOR]))
+    etree.strip_elements(root, *_INVISIBLE, etree.Comment, with_tail=False)
+    page.text = _clean(root.text_content())
+    return page
+
+
+def _absolute(base: str, href: str) -> str | None:
+    href = href.strip()
+    if not href or href.startswith(("#", "javascript:", "mailto:", "data:", "tel:")):
+        return None
+    try:
+        return normalize_url(urljoin(base, href))
+    except (InvalidURL, ValueError):
+        return None

@@ -1,0 +1,92 @@
+"""Politeness inside one process: one request per host at a time, in delay order.
+
+Claimed URLs wait in per-host queues; a worker takes the host whose turn comes
+first. Across processes the ``site`` row's lease (sql/politeness.sql) has the last
+word: a host this process thinks is ready may still be taken elsewhere, and then
+waits as long as the database says.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+import time
+from collections import deque
+
+from focuscrawl.crawler.store import Claim
+
+__all__ = ["HostScheduler"]
+
+
+class HostScheduler:
+    def __init__(self) -> None:
+        self._queues: dict[int, deque[Claim]] = {}
+        self._ready: list[tuple[float, int]] = []  # (time, sid) of hosts with work and no request
+        self._busy: set[int] = set()
+        self._cond = threading.Condition()
+        self.closed = False
+
+    def __len__(self) -> int:
+        with self._cond:
+            return sum(len(q) for q in self._queues.values())
+
+    def queued_for(self, sid: int) -> int:
+        with self._cond:
+            return len(self._queues.get(sid, ()))
+
+    def add(self, claim: Claim) -> None:
+        with self._cond:
+            queue = self._queues.setdefault(claim.sid, deque())
+            queue.append(claim)
+            if len(queue) == 1 and claim.sid not in self._busy:
+                heapq.heappush(self._ready, (time.monotonic(), claim.sid))
+                self._cond.notify()
+
+    def take(self, timeout: float) -> Claim | None:
+        """The next URL whose host may be asked now; None after ``timeout`` or when closed."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self.closed:
+                now = time.monotonic()
+                if self._ready and self._ready[0][0] <= now:
+                    _, sid = heapq.heappop(self._ready)
+                    queue = self._queues.get(sid)
+                    if not queue:
+                        continue
+                    self._busy.add(sid)
+                    return queue.popleft()
+                wait = deadline - now
+                if self._ready:
+                    wait = min(wait, self._ready[0][0] - now)
+                if wait <= 0:
+                    return None
+                self._cond.wait(wait)
+            return None
+
+    def done(self, sid: int, delay: float) -> None:
+        """The host's request is over; its next URL may go after ``delay`` seconds."""
+        with self._cond:
+            self._busy.discard(sid)
+            if self._queues.get(sid):
+                heapq.heappush(self._ready, (time.monotonic() + delay, sid))
+                self._cond.notify()
+            else:
+                self._queues.pop(sid, None)
+
+    def retry(self, claim: Claim, delay: float) -> None:
+        """The host was not free (another process has it): put the URL back in front."""
+        with self._cond:
+            self._busy.discard(claim.sid)
+            self._queues.setdefault(claim.sid, deque()).appendleft(claim)
+            heapq.heappush(self._ready, (time.monotonic() + delay, claim.sid))
+            self._cond.notify()
+
+    def drain(self) -> list[Claim]:
+        """Remove and return every queued URL (on shutdown)."""
+        with self._cond:
+            claims = [c for q in self._queues.values() for c in q]
+            self._queues.clear()
+            self._ready.clear()
+            self.closed = True
+            self._cond.notify_all()
+            return claims

@@ -1,0 +1,362 @@
+"""One crawler process: a watchdog that claims, workers that fetch, a store that writes.
+
+    claim (watchdog) -> per-host queues -> worker: site lease, robots.txt, fetch,
+    parse -> outcome -> store (bulk) ; site released with its delay
+
+Any number of processes may run against one database. Stopping (SIGTERM, SIGINT,
+``--max-pages``, or an empty frontier) finishes the fetches in flight, stores them
+and returns every URL claimed but not fetched to the frontier untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import ipaddress
+import logging
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import psycopg2
+from sqlalchemy.engine import Engine
+
+from focuscrawl.crawler.config import CrawlConfig, Mode
+from focuscrawl.crawler.fetch import Fetcher, FetchResult
+from focuscrawl.crawler.parse import parse_html
+from focuscrawl.crawler.politeness import HostScheduler
+from focuscrawl.crawler.robots import RobotsCache
+from focuscrawl.crawler.store import Claim, Outcome, Store
+from focuscrawl.database import engine_dsn
+from focuscrawl.errors import InvalidURL
+from focuscrawl.queries import queries
+from focuscrawl.schema import DocState
+from focuscrawl.urls import normalize_url
+
+__all__ = ["CrawlStats", "Crawler"]
+
+log = logging.getLogger("focuscrawl.crawler")
+TAKE_TIMEOUT = 0.2
+RECOVER_EVERY_S = 30.0
+DB_RETRY_S = 1.0
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+@dataclass
+class CrawlStats:
+    fetched: int = 0
+    failed: int = 0
+    excluded: int = 0
+    retried: int = 0
+    started: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        return self.fetched / max(time.monotonic() - self.started, 1e-9)
+
+
+class _Connections(threading.local):
+    connection: Any = None
+
+
+class Crawler:
+    def __init__(self, engine: Engine, config: CrawlConfig) -> None:
+        config.check()
+        self.engine = engine
+        self.config = config
+        self.fetcher = Fetcher(config.fetch)
+        self.robots = RobotsCache(config.fetch.user_agent)
+        self.scheduler = HostScheduler()
+        self.store = Store(engine)
+        self.stats = CrawlStats()
+        self.stop_event = threading.Event()
+        self._local = _Connections()
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._private: dict[str, bool] = {}
+        self._dsn = engine_dsn(engine)
+
+    # -- database helpers -------------------------------------------------------
+
+    def _sql(self, name: str, params: dict[str, Any], fetch: bool = False) -> list[tuple[Any, ...]]:
+        """Run a named statement on this thread's connection, waiting out a database outage."""
+        while True:
+            try:
+                if self._local.connection is None:
+                    self._local.connection = psycopg2.connect(self._dsn)
+                    self._local.connection.autocommit = True
+                    with self._local.connection.cursor() as cursor:
+                        cursor.execute("SET synchronous_commit = off")
+                with self._local.connection.cursor() as cursor:
+                    cursor.execute(queries[name], params)
+                    return cursor.fetchall() if fetch else []
+            except (psycopg2.OperationalError, psycopg2.InterfaceError) as exc:
+                log.warning("event=db_wait statement=%s error=%s", name, str(exc).strip()[:100])
+                if self._local.connection is not None:
+                    with contextlib.suppress(psycopg2.Error):
+                        self._local.connection.close()
+                self._local.connection = None
+                stopping = self.stop_event.wait(DB_RETRY_S)
+                if stopping and (name.startswith("claim_batch") or name == "acquire_site"):
+                    return []  # nothing was claimed or taken; the caller gives up cleanly
+
+    # -- the watchdog ---------------------------------------------------------------
+
+    def run(self) -> CrawlStats:
+        """Crawl until stopped, out of work, or at ``max_pages``; return what was done."""
+        self.stats.started = time.monotonic()
+        self.store.start()
+        workers = [
+            threading.Thread(target=self._worker, name=f"worker-{n}", daemon=True)
+            for n in range(self.config.threads)
+        ]
+        for worker in workers:
+            worker.start()
+        try:
+            self._watchdog()
+        finally:
+            self.stop_event.set()
+            leftover = self.scheduler.drain()
+            for worker in workers:
+                worker.join()
+            if leftover:
+                self._sql("release_claims", {"oids": [c.oid for c in leftover]})
+            self.store.close()
+            self.fetcher.close()
+            self._report(final=True)
+        return self.stats
+
+    def _watchdog(self) -> None:
+        batch = self.config.threads * self.config.batch_per_thread
+        next_recover = 0.0
+        next_report = time.monotonic() + 5
+        idle_since: float | None = None
+        while not self.stop_event.is_set():
+            now = time.monotonic()
+            if now >= next_recover:
+                self._sql("recover_expired_leases", {})
+                next_recover = now + RECOVER_EVERY_S
+            if self._reached_max():
+                return
+            queued = len(self.scheduler)
+            if queued < batch:
+                claimed = self._claim(batch)
+                with self._lock:
+                    busy = self._in_flight
+                if claimed or queued or busy or not self.store.queue.empty():
+                    idle_since = None
+                else:
+                    idle_since = idle_since or now
+                    limit = self.config.idle_exit_seconds
+                    if limit is not None and now - idle_since >= limit:
+                        return
+            if now >= next_report:
+                self._report()
+                next_report = now + 5
+            self.stop_event.wait(0.05)
+
+    def _reached_max(self) -> bool:
+        limit = self.config.max_pages
+        return limit is not None and self.stats.fetched + self.stats.failed >= limit
+
+    def _claim(self, batch: int) -> int:
+        if self.config.max_pages is not None:
+            with self._lock:
+                done = self.stats.fetched + self.stats.failed + self._in_flight
+            left = self.config.max_pages - done
+            batch = min(batch, max(left - len(self.scheduler), 0))
+            if batch == 0:
+                return 0
+        rows = self._sql(
+            self.config.mode.claim_statement,
+            {"batch": batch, "lease_seconds": self.config.lease_seconds},
+            fetch=True,
+        )
+        cap = max(1, int(self.config.lease_seconds / max(self.config.host_delay, 0.01) / 4))
+        give_back = []
+        for oid, url, sid, num_tries, depth, relevance in rows:
+            claim = Claim(oid, url, sid, num_tries, depth, relevance)
+            if self.scheduler.queued_for(sid) >= cap:
+                give_back.append(oid)  # this host could not be served before the lease ends
+            else:
+                self.scheduler.add(claim)
+        if give_back:
+            self._sql("release_claims", {"oids": give_back})
+        return len(rows) - len(give_back)
+
+    def _report(self, final: bool = False) -> None:
+        if self.config.quiet:
+            return
+        s = self.stats
+        line = (
+            f"pages={s.fetched} failed={s.failed} excluded={s.excluded} retried={s.retried} "
+            f"rate={s.rate:.1f}/s queued={len(self.scheduler)} stored={self.store.stored}"
+        )
+        print(("done " if final else "") + line, file=sys.stderr, flush=True)
+
+    # -- workers --------------------------------------------------------------------
+
+    def _worker(self) -> None:
+        while not self.stop_event.is_set():
+            claim = self.scheduler.take(TAKE_TIMEOUT)
+            if claim is None:
+                continue
+            with self._lock:
+                self._in_flight += 1
+            try:
+                self._visit(claim)
+            except Exception:  # a bug must not kill the worker: record and go on
+                log.exception("event=visit_failed url=%s", claim.url)
+                self.store.put(Outcome(claim, DocState.FAILED, error="internal"))
+                self.scheduler.done(claim.sid, self.config.host_delay)
+            finally:
+                with self._lock:
+                    self._in_flight -= 1
+        if self._local.connection is not None:
+            self._local.connection.close()
+
+    def _finish(self, outcome: Outcome) -> None:
+        with self._lock:
+            if outcome.state == DocState.FETCHED:
+                self.stats.fetched += 1
+            elif outcome.state == DocState.FAILED:
+                self.stats.failed += 1
+            elif outcome.state == DocState.EXCLUDED:
+                self.stats.excluded += 1
+            else:
+                self.stats.retried += 1
+        self.store.put(outcome)
+
+    def _visit(self, claim: Claim) -> None:
+        reason = self._guard(claim)
+        if reason is not None:
+            self._finish(Outcome(claim, DocState.EXCLUDED, error=reason))
+            self.scheduler.done(claim.sid, 0.0)
+            return
+        rows = self._sql("acquire_site", {"sid": claim.sid, "lease_seconds": 120.0}, fetch=True)
+        if not rows or not rows[0][0]:
+            wait = float(rows[0][6]) if rows else DB_RETRY_S
+            self.scheduler.retry(claim, wait)
+            return
+        _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
+        delay, taken = self.config.host_delay, 0
+        try:
+            if pages_taken >= self.config.max_pages_per_site:
+                self._finish(Outcome(claim, DocState.EXCLUDED, error="site_limit"))
+                return
+            if robots_stale:
+                robots_txt, crawl_delay, ok = self._fetch_robots(claim)
+                if not ok:
+                    self._finish(self._retry_or_fail(claim, "robots_unavailable", None))
+                    return
+            delay = max(delay, crawl_delay or 0.0)
+            if not self.robots.allowed(claim.sid, robots_txt, claim.url):
+                self._finish(Outcome(claim, DocState.EXCLUDED, error="robots"))
+                return
+            result = self.fetcher.fetch(claim.url)
+            taken = 1
+            if result.retry_after is not None:
+                delay = max(delay, result.retry_after)
+            self._finish(self._outcome(claim, result))
+        finally:
+            self._sql("release_site", {"sid": claim.sid, "delay": delay, "taken": taken})
+            self.scheduler.done(claim.sid, delay)
+
+    def _guard(self, claim: Claim) -> str | None:
+        """Why a URL must not be fetched at all (spider traps, private addresses), or None."""
+        if claim.depth > self.config.max_depth:
+            return "max_depth"
+        segments = [s for s in urlsplit(claim.url).path.split("/") if s]
+        repeats = max((segments.count(s) for s in set(segments)), default=0)
+        if repeats >= self.config.max_segment_repeats:
+            return "repeated_segments"
+        if self.config.fetch.proxy is None and not self.config.allow_private_hosts:
+            host = urlsplit(claim.url).hostname or ""
+            if self._is_private(host):
+                return "private_address"
+        return None
+
+    def _is_private(self, host: str) -> bool:
+        if host not in self._private:
+            try:
+                addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+            except OSError:
+                addresses = set()
+            self._private[host] = any(
+                not ipaddress.ip_address(str(a).split("%")[0]).is_global for a in addresses
+            )
+        return self._private[host]
+
+    def _fetch_robots(self, claim: Claim) -> tuple[str | None, float | None, bool]:
+        parts = urlsplit(claim.url)
+        result = self.fetcher.fetch(f"{parts.scheme}://{parts.netloc}/robots.txt")
+        if result.status == 200:
+            text = result.body.decode("utf-8", errors="replace")[:500_000]
+        elif result.status is not None and 400 <= result.status < 500:
+            text = ""  # no robots.txt: everything is allowed
+        else:
+            return None, None, False
+        crawl_delay = self.robots.crawl_delay(claim.sid, text)
+        params = {
+            "sid": claim.sid,
+            "status": result.status,
+            "robots_txt": text,
+            "crawl_delay": crawl_delay,
+            "ttl_seconds": self.config.robots_ttl_seconds,
+        }
+        self._sql("store_robots", params)
+        return text, crawl_delay, True
+
+    def _retry_or_fail(self, claim: Claim, error: str, status: int | None) -> Outcome:
+        final = claim.num_tries + 1 >= self.config.max_tries
+        state = DocState.FAILED if final else DocState.FRONTIER
+        return Outcome(claim, state, http_status=status, error=error)
+
+    def _outcome(self, claim: Claim, result: FetchResult) -> Outcome:
+        status = result.status
+        if result.error is not None:
+            if result.error == "too_large":
+                media = result.media_type or None
+                return Outcome(claim, DocState.FAILED, status, "too_large", media)
+            return self._retry_or_fail(claim, result.error, status)
+        assert status is not None
+        if status in (301, 302, 303, 307, 308) and result.location:
+            try:
+                target = normalize_url(_join(claim.url, result.location))
+            except InvalidURL:
+                return Outcome(claim, DocState.FAILED, status, "bad_redirect")
+            redirect: list[tuple[str, str | None]] = [(target, None)]
+            return Outcome(
+                claim, DocState.FETCHED, status, links=redirect, link_state=self._link_state()
+            )
+        if status == 429 or status >= 500:
+            return self._retry_or_fail(claim, f"http_{status}", status)
+        if status != 200:
+            return Outcome(claim, DocState.FAILED, status, f"http_{status}")
+        media = result.media_type
+        if media not in HTML_TYPES:
+            return Outcome(claim, DocState.FETCHED, status, content_type=media[:128] or None)
+        page = parse_html(result.body, claim.url, result.charset)
+        digest = hashlib.md5(page.text.encode("utf-8"), usedforsecurity=False).digest()
+        return Outcome(
+            claim,
+            DocState.FETCHED,
+            status,
+            content_type=media,
+            content_hash=int.from_bytes(digest[:8], "big", signed=True),
+            title=page.title or None,
+            text=None if page.noindex else page.text,
+            links=[] if page.nofollow else list(page.links),
+            link_state=self._link_state(),
+        )
+
+    def _link_state(self) -> DocState:
+        return DocState.HELD if self.config.mode is Mode.HARD else DocState.FRONTIER
+
+
+def _join(base: str, location: str) -> str:
+    return urljoin(base, location.strip())

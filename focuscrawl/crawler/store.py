@@ -1,0 +1,180 @@
+"""Writing fetch outcomes to PostgreSQL in bulk: COPY into staging, then set-based SQL.
+
+One ``Store`` per crawler process runs a thread that drains outcomes every quarter
+second (or every ``BATCH`` outcomes), so a batch of pages with thousands of links
+costs a handful of statements. When PostgreSQL is unreachable it keeps the batch and
+retries; nothing already fetched is lost while the database restarts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import queue
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg2
+from sqlalchemy.engine import Engine
+
+from focuscrawl.database import engine_dsn
+from focuscrawl.queries import queries
+from focuscrawl.schema import DocState
+from focuscrawl.urls import host_of, oid_of
+
+__all__ = ["Claim", "Outcome", "Store", "copy_rows"]
+
+log = logging.getLogger("focuscrawl.crawler.store")
+BATCH = 500
+FLUSH_SECONDS = 0.25
+RETRY_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A frontier URL this process holds a lease on."""
+
+    oid: int
+    url: str
+    sid: int
+    num_tries: int
+    depth: int
+    relevance: float
+
+
+@dataclass
+class Outcome:
+    claim: Claim
+    state: DocState
+    http_status: int | None = None
+    error: str | None = None
+    content_type: str | None = None
+    content_hash: int | None = None
+    title: str | None = None
+    text: str | None = None
+    #: (normalised URL, anchor or None) of out-links and redirect targets
+    links: list[tuple[str, str | None]] = field(default_factory=list)
+    link_state: DocState = DocState.FRONTIER
+
+
+def _field(value: Any) -> str:
+    if value is None:
+        return "\\N"
+    if isinstance(value, str):
+        return (
+            value.replace("\x00", "")
+            .replace("\\", "\\\\")
+            .replace("\t", "\\t")
+            .replace("\n", "\\n")
+            .replace("\r", "\\r")
+        )
+    return str(int(value)) if isinstance(value, bool) else str(value)
+
+
+def copy_rows(cursor: Any, table: str, rows: Iterable[tuple[Any, ...]]) -> None:
+    """COPY rows into a (staging) table in PostgreSQL's text format."""
+    buffer = io.StringIO()
+    for row in rows:
+        buffer.write("\t".join(_field(v) for v in row))
+        buffer.write("\n")
+    buffer.seek(0)
+    cursor.copy_expert(f"COPY {table} FROM STDIN", buffer)
+
+
+class Store:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.queue: queue.Queue[Outcome] = queue.Queue()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="store", daemon=True)
+        self._connection: Any = None
+        self.stored = 0
+        self.failures = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def put(self, outcome: Outcome) -> None:
+        self.queue.put(outcome)
+
+    def close(self) -> None:
+        """Store everything queued, then stop."""
+        self._stop.set()
+        self._thread.join()
+        if self._connection is not None:
+            self._connection.close()
+
+    def _run(self) -> None:
+        pending: list[Outcome] = []
+        while True:
+            deadline = time.monotonic() + FLUSH_SECONDS
+            while len(pending) < BATCH:
+                try:
+                    pending.append(self.queue.get(timeout=max(0.0, deadline - time.monotonic())))
+                except queue.Empty:
+                    break
+            if pending:
+                self._write_until_done(pending)
+                pending = []
+            elif self._stop.is_set() and self.queue.empty():
+                return
+
+    def _write_until_done(self, batch: list[Outcome]) -> None:
+        while True:
+            try:
+                self.write(batch)
+                self.stored += len(batch)
+                return
+            except (psycopg2.OperationalError, psycopg2.InterfaceError) as exc:
+                self.failures += 1
+                reason = str(exc).strip()[:120]
+                log.warning("event=store_retry outcomes=%d error=%s", len(batch), reason)
+                if self._connection is not None:
+                    with contextlib.suppress(psycopg2.Error):
+                        self._connection.close()
+                self._connection = None
+                time.sleep(RETRY_SECONDS)
+
+    def _cursor(self) -> Any:
+        if self._connection is None:
+            self._connection = psycopg2.connect(engine_dsn(self.engine))
+            with self._connection.cursor() as cursor:
+                cursor.execute("SET synchronous_commit = off")
+                cursor.execute(queries["create_staging"])
+            self._connection.commit()
+        return self._connection.cursor()
+
+    def write(self, batch: list[Outcome]) -> None:
+        """Store one batch in one transaction."""
+        results, texts, links = [], [], []
+        for outcome in batch:
+            claim = outcome.claim
+            results.append(
+                (claim.oid, int(outcome.state), outcome.http_status, outcome.error,
+                 outcome.content_type, outcome.content_hash, outcome.title)
+            )  # fmt: skip
+            if outcome.text is not None:
+                texts.append((claim.oid, outcome.text))
+            for url, anchor in outcome.links:
+                links.append(
+                    (claim.oid, claim.sid, oid_of(url), url, host_of(url), anchor,
+                     claim.depth + 1, claim.relevance, int(outcome.link_state))
+                )  # fmt: skip
+        with self._cursor() as cursor:
+            copy_rows(cursor, "stage_result", results)
+            if texts:
+                copy_rows(cursor, "stage_text", texts)
+            if links:
+                copy_rows(cursor, "stage_link", links)
+            cursor.execute(queries["store_results"])
+            if texts:
+                cursor.execute(queries["store_texts"])
+            if links:
+                cursor.execute(queries["store_link_sites"])
+                cursor.execute(queries["store_link_docs"])
+                cursor.execute(queries["store_links"])
+        self._connection.commit()

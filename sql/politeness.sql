@@ -1,0 +1,37 @@
+-- Per-host politeness shared by every crawler process: a lease on the site row
+-- means "a request to this host is in flight", next_fetch_at the earliest next one.
+
+-- acquire_site --
+-- Take the host if nobody has it and its delay has passed. Returns one row: acquired,
+-- and when not, the time it is worth asking again; with robots.txt state when acquired.
+WITH got AS (
+    UPDATE site
+    SET lease_until = now() + make_interval(secs => %(lease_seconds)s)
+    WHERE sid = %(sid)s
+      AND (lease_until IS NULL OR lease_until < now())
+      AND next_fetch_at <= now()
+    RETURNING robots_txt, robots_status, crawl_delay, pages_taken,
+              coalesce(robots_expires_at < now(), true) AS robots_stale
+)
+SELECT true AS acquired, robots_txt, robots_status, crawl_delay, pages_taken, robots_stale,
+       0.0::float8 AS wait_seconds
+FROM got
+UNION ALL
+SELECT false, NULL, NULL, NULL, NULL, NULL,
+       greatest(extract(epoch FROM greatest(next_fetch_at, coalesce(lease_until, next_fetch_at)) - now()), 0.01)::float8
+FROM site
+WHERE sid = %(sid)s AND NOT EXISTS (SELECT 1 FROM got);
+
+-- release_site --
+-- The request is done: free the host, and keep it idle for %(delay)s seconds.
+UPDATE site
+SET lease_until = NULL,
+    next_fetch_at = now() + make_interval(secs => %(delay)s),
+    pages_taken = pages_taken + %(taken)s
+WHERE sid = %(sid)s;
+
+-- store_robots --
+UPDATE site
+SET robots_status = %(status)s, robots_txt = %(robots_txt)s, crawl_delay = %(crawl_delay)s,
+    robots_expires_at = now() + make_interval(secs => %(ttl_seconds)s)
+WHERE sid = %(sid)s;

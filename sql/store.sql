@@ -1,0 +1,56 @@
+-- Storing what crawlers fetched, in bulk: rows are COPYed into session-local staging
+-- tables, then each statement below moves a whole batch at once.
+
+-- create_staging --
+CREATE TEMP TABLE IF NOT EXISTS stage_result (
+    oid bigint, state smallint, http_status smallint, error varchar(64),
+    content_type varchar(128), content_hash bigint, title text
+) ON COMMIT DELETE ROWS;
+CREATE TEMP TABLE IF NOT EXISTS stage_text (oid bigint, text text) ON COMMIT DELETE ROWS;
+CREATE TEMP TABLE IF NOT EXISTS stage_link (
+    oid_src bigint, sid_src integer, oid_dst bigint, url text, host text, anchor text,
+    depth smallint, relevance float8, state smallint
+) ON COMMIT DELETE ROWS;
+
+-- store_results --
+-- Fetched pages leave the frontier with a fetch number; failed tries count and, while
+-- tries remain, go back (num_tries asc puts them behind every untried URL).
+UPDATE doc AS d
+SET state = r.state,
+    http_status = r.http_status,
+    error = r.error,
+    content_type = r.content_type,
+    content_hash = coalesce(r.content_hash, d.content_hash),
+    title = coalesce(r.title, d.title),
+    lease_until = NULL,
+    num_tries = least(d.num_tries + 1, 32767),
+    fetched_at = CASE WHEN r.state = 2 THEN now() ELSE d.fetched_at END,
+    fetch_seq = CASE WHEN r.state = 2 THEN nextval('doc_fetch_seq') ELSE d.fetch_seq END
+FROM stage_result AS r
+WHERE d.oid = r.oid;
+
+-- store_texts --
+INSERT INTO doc_text (oid, text)
+SELECT oid, text FROM stage_text
+ON CONFLICT (oid) DO UPDATE SET text = EXCLUDED.text;
+
+-- store_link_sites --
+INSERT INTO site (host)
+SELECT DISTINCT host FROM stage_link
+ON CONFLICT (host) DO NOTHING;
+
+-- store_link_docs --
+-- Check out-links in; priority is the number of pages already taken from their site.
+INSERT INTO doc (oid, url, sid, bytehash, relevance, priority, depth, state)
+SELECT l.oid_dst, l.url, s.sid, url_bytehash(l.url), l.relevance,
+       least(s.pages_taken, 32767), l.depth, l.state
+FROM stage_link AS l
+JOIN site AS s ON s.host = l.host
+ON CONFLICT (oid) DO NOTHING;
+
+-- store_links --
+INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor)
+SELECT l.oid_src, l.oid_dst, l.sid_src, s.sid, l.anchor
+FROM stage_link AS l
+JOIN site AS s ON s.host = l.host
+ON CONFLICT (oid_src, oid_dst) DO NOTHING;
