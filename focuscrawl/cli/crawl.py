@@ -33,6 +33,10 @@ def run(
         float,
         typer.Option(help="Exit after this many seconds with nothing to do (0: wait forever)."),
     ] = 5.0,
+    lease_seconds: Annotated[
+        float, typer.Option(help="How long claimed URLs stay ours before others may retake them.")
+    ] = 600.0,
+    max_depth: Annotated[int, typer.Option(help="Links further than this from the seeds are not fetched.")] = 40,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
     """Run one crawler process until the frontier is exhausted, --max-pages, or SIGTERM."""
@@ -45,6 +49,8 @@ def run(
         host_delay=float(settings.host_delay),
         allow_private_hosts=bool(settings.allow_private_hosts),
         idle_exit_seconds=idle_exit or None,
+        lease_seconds=lease_seconds,
+        max_depth=max_depth,
         quiet=quiet,
         fetch=FetchConfig(user_agent=str(settings.user_agent), proxy=settings.proxy),
     )

@@ -42,17 +42,30 @@ class ParsedPage:
 
 
 def detect_charset(body: bytes, declared: str | None) -> str:
-    for candidate in (declared, *(name for bom, name in _BOMS if body.startswith(bom))):
-        if candidate and _known(candidate):
-            return _alias(candidate)
+    """The page's charset: a BOM, else a declaration the bytes agree with, else a guess.
+
+    A header or ``<meta>`` that names UTF-8 over bytes that are not UTF-8 is a lie
+    the web often tells; it is ignored rather than turned into replacement characters.
+    """
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            return name
     match = _META_CHARSET.search(body[:4096])
-    if match and _known(match.group(1).decode("ascii", "ignore")):
-        return _alias(match.group(1).decode("ascii"))
+    meta = match.group(1).decode("ascii", "ignore") if match else None
+    for candidate in (declared, meta):
+        if candidate and _known(candidate) and _decodes(body, _alias(candidate)):
+            return _alias(candidate)
+    return "utf-8" if _decodes(body, "utf-8") else "cp1252"
+
+
+def _decodes(body: bytes, charset: str) -> bool:
+    if charset != "utf-8":
+        return True  # single-byte charsets decode anything
     try:
         body.decode("utf-8")
-        return "utf-8"
+        return True
     except UnicodeDecodeError:
-        return "cp1252"
+        return False
 
 
 def _alias(name: str) -> str:

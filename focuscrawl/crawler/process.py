@@ -243,28 +243,32 @@ class Crawler:
             self.scheduler.retry(claim, wait)
             return
         _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
-        delay, taken = self.config.host_delay, 0
+        delay, taken, again = max(self.config.host_delay, crawl_delay or 0.0), 0, False
         try:
             if pages_taken >= self.config.max_pages_per_site:
                 self._finish(Outcome(claim, DocState.EXCLUDED, error="site_limit"))
-                return
-            if robots_stale:
-                robots_txt, crawl_delay, ok = self._fetch_robots(claim)
-                if not ok:
+            elif robots_stale:
+                # robots.txt is a request too: the page waits for the host's next turn
+                _, crawl_delay, ok = self._fetch_robots(claim)
+                delay = max(self.config.host_delay, crawl_delay or 0.0)
+                if ok:
+                    again = True
+                else:
                     self._finish(self._retry_or_fail(claim, "robots_unavailable", None))
-                    return
-            delay = max(delay, crawl_delay or 0.0)
-            if not self.robots.allowed(claim.sid, robots_txt, claim.url):
+            elif not self.robots.allowed(claim.sid, robots_txt, claim.url):
                 self._finish(Outcome(claim, DocState.EXCLUDED, error="robots"))
-                return
-            result = self.fetcher.fetch(claim.url)
-            taken = 1
-            if result.retry_after is not None:
-                delay = max(delay, result.retry_after)
-            self._finish(self._outcome(claim, result))
+            else:
+                result = self.fetcher.fetch(claim.url)
+                taken = 1
+                if result.retry_after is not None:
+                    delay = max(delay, result.retry_after)
+                self._finish(self._outcome(claim, result))
         finally:
             self._sql("release_site", {"sid": claim.sid, "delay": delay, "taken": taken})
-            self.scheduler.done(claim.sid, delay)
+            if again:
+                self.scheduler.retry(claim, delay)
+            else:
+                self.scheduler.done(claim.sid, delay)
 
     def _guard(self, claim: Claim) -> str | None:
         """Why a URL must not be fetched at all (spider traps, private addresses), or None."""

@@ -1,0 +1,86 @@
+"""A crawler process crawls the web-in-a-box and stores what it found."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from focuscrawl.crawler.config import Mode
+from focuscrawl.schema import DocState
+from focuscrawl.urls import oid_of
+from focuscrawl.webbox import WebBoxThread, iter_log
+from focuscrawl.webbox.synthetic import SyntheticCorpus
+
+from .conftest import crawl, states
+
+
+def test_crawl_stores_pages_text_and_every_out_link(
+    engine: sa.Engine, webbox: WebBoxThread, synthetic: SyntheticCorpus
+) -> None:
+    stats = crawl(engine, webbox.proxy, [synthetic.url(0), synthetic.url(1500)], max_pages=120)
+    assert stats.fetched == 120 and stats.failed == 0
+    by_state = states(engine)
+    assert by_state[DocState.FETCHED] == 120 and DocState.LEASED not in by_state
+    with engine.connect() as connection:
+        fetched = connection.exec_driver_sql("SELECT url FROM doc WHERE state = 2").scalars().all()
+        links = connection.exec_driver_sql("SELECT oid_src, oid_dst FROM link").all()
+        texts = connection.exec_driver_sql(
+            "SELECT count(*) FROM doc_text WHERE length(text) > 1000"
+        ).scalar()
+        known = set(connection.exec_driver_sql("SELECT oid FROM doc").scalars())
+    expected = {
+        (oid_of(url), oid_of(synthetic.url(target)))
+        for url in fetched
+        for target in synthetic.out_links(synthetic.page_id(url))  # type: ignore[arg-type]
+    }
+    assert set(map(tuple, links)) == expected
+    assert {dst for _, dst in expected} <= known
+    assert texts == 120
+
+
+def test_breadth_first_fetches_in_depth_order(
+    engine: sa.Engine, webbox: WebBoxThread, synthetic: SyntheticCorpus
+) -> None:
+    crawl(engine, webbox.proxy, [synthetic.url(7)], max_pages=60, threads=1)
+    with engine.connect() as connection:
+        depths = (
+            connection.exec_driver_sql("SELECT depth FROM doc WHERE state = 2 ORDER BY fetch_seq")
+            .scalars()
+            .all()
+        )
+    assert depths == sorted(depths) and depths[0] == 0 and depths[-1] >= 2
+
+
+def test_hard_focus_holds_out_links_for_the_classifier(
+    engine: sa.Engine, webbox: WebBoxThread, synthetic: SyntheticCorpus
+) -> None:
+    stats = crawl(engine, webbox.proxy, [synthetic.url(3)], mode=Mode.HARD)
+    assert stats.fetched == 1  # nothing else was released into the frontier
+    by_state = states(engine)
+    assert by_state[DocState.HELD] == len(synthetic.out_links(3))
+
+
+def test_per_host_delay_is_never_broken(
+    engine: sa.Engine, webbox: WebBoxThread, synthetic: SyntheticCorpus, tmp_path: Path
+) -> None:
+    crawl(engine, webbox.proxy, [synthetic.url(11)], max_pages=80, host_delay=0.25, threads=16)
+    assert webbox.box.log is not None
+    webbox.box.log.flush()
+    times: dict[str, list[float]] = defaultdict(list)
+    for when, host, path, _, _ in iter_log(tmp_path / "requests.log"):
+        times[host].append(when)
+    gaps = [b - a for series in times.values() for a, b in zip(sorted(series), sorted(series)[1:])]
+    assert gaps and min(gaps) >= 0.24, min(gaps)
+    urls = [(host, path) for _, host, path, _, _ in iter_log(tmp_path / "requests.log")]
+    assert len(urls) == len(set(urls))  # no URL fetched twice
+
+
+def test_max_pages_stops_and_returns_unfetched_claims(
+    engine: sa.Engine, webbox: WebBoxThread, synthetic: SyntheticCorpus
+) -> None:
+    stats = crawl(engine, webbox.proxy, [synthetic.url(20)], max_pages=25)
+    assert stats.fetched == 25
+    by_state = states(engine)
+    assert by_state[DocState.FETCHED] == 25 and DocState.LEASED not in by_state

@@ -1,0 +1,80 @@
+"""Every fault of the web-in-a-box is crawled through and ends in the right state."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from focuscrawl.schema import DocState
+from focuscrawl.webbox import WebBoxThread
+
+from .conftest import crawl
+
+F = "faults.example"
+
+
+def test_crawling_every_fault_ends_in_the_right_stored_state(
+    engine: sa.Engine, webbox: WebBoxThread
+) -> None:
+    stats = crawl(
+        engine,
+        webbox.proxy,
+        [f"http://{F}/"],
+        max_depth=4,
+        max_tries=2,
+        read_timeout=3.5,
+        threads=16,
+    )
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            "SELECT d.url, d.state, d.http_status, d.error, d.content_type, d.content_hash, t.text "
+            "FROM doc d LEFT JOIN doc_text t USING (oid)"
+        ).all()
+        crawl_delay = connection.exec_driver_sql(
+            f"SELECT crawl_delay FROM site WHERE host = 'robots.{F}'"
+        ).scalar()
+    doc = {r.url: r for r in rows}
+
+    def check(
+        url: str, state: DocState, status: int | None = None, error: str | None = None
+    ) -> None:
+        row = doc[url]
+        assert (row.state, row.http_status, row.error) == (state, status, error), row
+
+    assert stats.fetched > 20
+    assert not [r for r in rows if r.state == DocState.LEASED]
+    check(f"http://slow.{F}/3", DocState.FETCHED, 200)
+    check(f"http://timeout.{F}/", DocState.FAILED, None, "timeout")
+    check(f"http://status.{F}/404", DocState.FAILED, 404, "http_404")
+    check(f"http://status.{F}/410", DocState.FAILED, 410, "http_410")
+    check(f"http://status.{F}/500", DocState.FAILED, 500, "http_500")
+    check(f"http://status.{F}/503", DocState.FAILED, 503, "http_503")
+    for hop in ("3", "2", "1"):
+        check(f"http://redirect.{F}/chain/{hop}", DocState.FETCHED, 301)
+    check(f"http://redirect.{F}/chain/0", DocState.FETCHED, 200)
+    check(f"http://redirect.{F}/loop/a", DocState.FETCHED, 302)
+    check(f"http://redirect.{F}/loop/b", DocState.FETCHED, 302)
+    check(f"http://redirect.{F}/offsite", DocState.FETCHED, 301)
+    check(f"http://robots.{F}/public/1", DocState.FETCHED, 200)
+    check(f"http://robots.{F}/private/1", DocState.EXCLUDED, None, "robots")
+    assert crawl_delay == 2.0
+    assert doc[f"http://types.{F}/report.pdf"].content_type == "application/pdf"
+    assert doc[f"http://types.{F}/report.pdf"].text is None
+    assert doc[f"http://types.{F}/photo.png"].content_type == "image/png"
+    check(f"http://types.{F}/mislabeled", DocState.FETCHED, 200)
+    check(f"http://big.{F}/", DocState.FAILED, 200, "too_large")
+    assert "gzip-encoded" in doc[f"http://gzip.{F}/page"].text
+    check(f"http://gzip.{F}/bomb", DocState.FAILED, 200, "too_large")
+    for path in ("latin1", "latin1-says-utf8", "undeclared"):
+        assert "Café crème brûlée" in doc[f"http://charset.{F}/{path}"].text, path
+    for path in ("cp1252-meta", "utf8-bom"):
+        assert (
+            "\u201cQuoted\u201d café \u2013 naïve €5" in doc[f"http://charset.{F}/{path}"].text
+        ), path
+    check(f"http://malformed.{F}/unclosed", DocState.FETCHED, 200)
+    check(f"http://malformed.{F}/garbage", DocState.FETCHED, 200)
+    calendar = [r for r in rows if "/calendar/" in r.url]
+    assert any(r.state == DocState.EXCLUDED and r.error == "max_depth" for r in calendar)
+    assert len(calendar) < 20  # the trap was cut off
+    hashes = {doc[f"http://dup.{F}/{p}"].content_hash for p in ("a", "b", "a?ref=1")}
+    assert len(hashes) == 1 and None not in hashes
+    check(f"http://refused.{F}/", DocState.FAILED, None, "connection_refused")
