@@ -18,7 +18,9 @@ SELECT true AS acquired, robots_txt, robots_status, crawl_delay, pages_taken, ro
 FROM got
 UNION ALL
 SELECT false, NULL, NULL, NULL, NULL, NULL,
-       greatest(extract(epoch FROM greatest(next_fetch_at, coalesce(lease_until, next_fetch_at)) - now()), 0.01)::float8
+       -- leased elsewhere: ask again shortly (the lease is a crash guard, not a duration)
+       greatest(extract(epoch FROM greatest(next_fetch_at, now()) - now()),
+                CASE WHEN lease_until > now() THEN 0.1 ELSE 0.01 END)::float8
 FROM site
 WHERE sid = %(sid)s AND NOT EXISTS (SELECT 1 FROM got);
 

@@ -36,7 +36,9 @@ def run(
     lease_seconds: Annotated[
         float, typer.Option(help="How long claimed URLs stay ours before others may retake them.")
     ] = 600.0,
-    max_depth: Annotated[int, typer.Option(help="Links further than this from the seeds are not fetched.")] = 40,
+    max_depth: Annotated[
+        int, typer.Option(help="Links further than this from the seeds are not fetched.")
+    ] = 40,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
     """Run one crawler process until the frontier is exhausted, --max-pages, or SIGTERM."""

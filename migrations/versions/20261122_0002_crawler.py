@@ -39,7 +39,10 @@ def upgrade() -> None:
     op.execute("ALTER SEQUENCE doc_found_seq OWNED BY doc.found_seq")
     # unfocused: the paper's pseudo-random order
     op.create_index(
-        "doc_frontier_unfocused", "doc", ["num_tries", "bytehash"], postgresql_where=sa.text("state = 0")
+        "doc_frontier_unfocused",
+        "doc",
+        ["num_tries", "bytehash"],
+        postgresql_where=sa.text("state = 0"),
     )
     # bfs: breadth-first, in order of discovery
     op.create_index(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler, CrawlStats
 from focuscrawl.seeds import add_seeds
-from focuscrawl.webbox import RequestLog, WebBox, WebBoxThread
+from focuscrawl.webbox import RequestLog, WebBox, WebBoxThread, iter_log
 from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 
 
@@ -50,3 +52,19 @@ def states(engine: sa.Engine) -> dict[int, int]:
         return dict(
             connection.exec_driver_sql("SELECT state, count(*) FROM doc GROUP BY state").all()
         )
+
+
+def host_gaps(log_path: Path) -> list[float]:
+    """Seconds between consecutive requests to the same host, from a webbox request log."""
+    times: dict[str, list[float]] = defaultdict(list)
+    for when, host, _, _, _ in iter_log(log_path):
+        times[host].append(when)
+    gaps = []
+    for series in times.values():
+        gaps.extend(b - a for a, b in pairwise(sorted(series)))
+    return gaps
+
+
+def requested_pages(log_path: Path) -> list[tuple[str, str]]:
+    """(host, path) of every request but robots.txt, in arrival order."""
+    return [(host, path) for _, host, path, _, _ in iter_log(log_path) if path != "/robots.txt"]

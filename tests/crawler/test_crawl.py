@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -10,10 +9,10 @@ import sqlalchemy as sa
 from focuscrawl.crawler.config import Mode
 from focuscrawl.schema import DocState
 from focuscrawl.urls import oid_of
-from focuscrawl.webbox import WebBoxThread, iter_log
+from focuscrawl.webbox import WebBoxThread
 from focuscrawl.webbox.synthetic import SyntheticCorpus
 
-from .conftest import crawl, states
+from .conftest import crawl, host_gaps, requested_pages, states
 
 
 def test_crawl_stores_pages_text_and_every_out_link(
@@ -68,12 +67,9 @@ def test_per_host_delay_is_never_broken(
     crawl(engine, webbox.proxy, [synthetic.url(11)], max_pages=80, host_delay=0.25, threads=16)
     assert webbox.box.log is not None
     webbox.box.log.flush()
-    times: dict[str, list[float]] = defaultdict(list)
-    for when, host, path, _, _ in iter_log(tmp_path / "requests.log"):
-        times[host].append(when)
-    gaps = [b - a for series in times.values() for a, b in zip(sorted(series), sorted(series)[1:])]
+    gaps = host_gaps(tmp_path / "requests.log")
     assert gaps and min(gaps) >= 0.24, min(gaps)
-    urls = [(host, path) for _, host, path, _, _ in iter_log(tmp_path / "requests.log")]
+    urls = requested_pages(tmp_path / "requests.log")
     assert len(urls) == len(set(urls))  # no URL fetched twice
 
 

@@ -1,0 +1,173 @@
+"""Crashes, signals, outages and rival processes lose nothing and break no rule."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from focuscrawl.crawler.config import CrawlConfig, Mode
+from focuscrawl.crawler.fetch import FetchConfig
+from focuscrawl.crawler.process import Crawler
+from focuscrawl.database import make_engine, upgrade
+from focuscrawl.embedded import EmbeddedServer
+from focuscrawl.queries import queries
+from focuscrawl.schema import DocState
+from focuscrawl.seeds import add_seeds
+from focuscrawl.webbox import WebBoxThread
+from focuscrawl.webbox.synthetic import SyntheticCorpus
+
+from .conftest import host_gaps, requested_pages, states
+
+
+def _seed(engine: sa.Engine, urls: list[str]) -> None:
+    with engine.begin() as connection:
+        add_seeds(connection, urls)
+
+
+def _crawler(db_url: str, proxy: str, *args: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
+    command = [sys.executable, "-m", "focuscrawl", "--database-url", db_url, "crawl", "run"]
+    return subprocess.Popen(
+        [*command, "--proxy", proxy, "--mode", "bfs", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def _wait_for(engine: sa.Engine, sql: str, minimum: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with engine.connect() as connection:
+            if connection.exec_driver_sql(sql).scalar() >= minimum:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {sql} >= {minimum}")
+
+
+def test_killed_crawler_leases_expire_and_every_url_comes_back_once(
+    engine: sa.Engine, db_url: str, webbox: WebBoxThread, synthetic: SyntheticCorpus
+) -> None:
+    _seed(engine, [synthetic.url(p) for p in range(0, 3000, 100)])
+    process = _crawler(
+        db_url, webbox.proxy, "--host-delay", "0.5", "--lease-seconds", "2", "--threads", "4"
+    )
+    _wait_for(engine, "SELECT count(*) FROM doc WHERE state = 2", 10)
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=10)
+    with engine.connect() as connection:
+        total = connection.exec_driver_sql("SELECT count(*) FROM doc").scalar()
+        leased = set(connection.exec_driver_sql("SELECT oid FROM doc WHERE state = 1").scalars())
+        tries = dict(
+            connection.exec_driver_sql("SELECT oid, num_tries FROM doc WHERE state = 1").all()
+        )
+    assert leased, "the crawler died holding no lease: the test proves nothing"
+    time.sleep(2.5)
+    with engine.begin() as connection:
+        connection.exec_driver_sql(queries["recover_expired_leases"])
+    with engine.connect() as connection:
+        back = dict(
+            connection.exec_driver_sql(
+                "SELECT oid, num_tries FROM doc WHERE oid = ANY(%(oids)s)", {"oids": list(leased)}
+            ).all()
+        )
+        after = states(engine)
+        count = connection.exec_driver_sql("SELECT count(*) FROM doc").scalar()
+    assert DocState.LEASED not in after
+    assert count == total  # none lost, none duplicated
+    assert back == {oid: tries[oid] + 1 for oid in leased}
+    with engine.connect() as connection:
+        frontier = connection.exec_driver_sql(
+            "SELECT count(*) FROM doc WHERE state = 0 AND oid = ANY(%(oids)s)",
+            {"oids": list(leased)},
+        ).scalar()
+    assert frontier == len(leased)
+
+
+def test_sigterm_finishes_in_flight_work_and_returns_claims(
+    engine: sa.Engine, db_url: str, webbox: WebBoxThread, synthetic: SyntheticCorpus
+) -> None:
+    _seed(engine, [synthetic.url(p) for p in range(0, 3000, 150)])
+    process = _crawler(db_url, webbox.proxy, "--host-delay", "0.3", "--threads", "8")
+    _wait_for(engine, "SELECT count(*) FROM doc WHERE state = 2", 20)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert "fetched" in out
+    assert DocState.LEASED not in states(engine)
+
+
+def test_four_processes_never_fetch_a_url_twice_nor_break_the_host_delay(
+    engine: sa.Engine, db_url: str, webbox: WebBoxThread, synthetic: SyntheticCorpus, tmp_path: Path
+) -> None:
+    _seed(engine, [synthetic.url(p) for p in range(0, 3000, 300)])
+    processes = [
+        _crawler(
+            db_url,
+            webbox.proxy,
+            "--host-delay",
+            "0.2",
+            "--threads",
+            "16",
+            "--max-pages",
+            "60",
+            "--quiet",
+        )
+        for _ in range(4)
+    ]
+    for process in processes:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+    assert webbox.box.log is not None
+    webbox.box.log.flush()
+    pages = requested_pages(tmp_path / "requests.log")
+    assert len(pages) >= 200 and len(pages) == len(set(pages))
+    gaps = host_gaps(tmp_path / "requests.log")
+    assert min(gaps) >= 0.19, min(gaps)
+
+
+def test_postgres_down_for_ten_seconds_crawl_waits_and_resumes(
+    tmp_path: Path, webbox: WebBoxThread, synthetic: SyntheticCorpus
+) -> None:
+    server = EmbeddedServer(tmp_path / "pg")
+    server.up()
+    engine = make_engine(server.url())
+    try:
+        upgrade(engine)
+        _seed(engine, [synthetic.url(p) for p in range(0, 3000, 100)])
+        config = CrawlConfig(
+            mode=Mode.BFS,
+            threads=4,
+            host_delay=0.05,
+            max_pages=400,
+            idle_exit_seconds=2.0,
+            quiet=True,
+            fetch=FetchConfig(proxy=webbox.proxy),
+        )
+        crawler = Crawler(engine, config)
+        result: list[object] = []
+        runner = threading.Thread(target=lambda: result.append(crawler.run()))
+        runner.start()
+        _wait_for(engine, "SELECT count(*) FROM doc WHERE state = 2", 30)
+        server.down()
+        time.sleep(10)
+        server.up()
+        runner.join(120)
+        assert not runner.is_alive() and result, "the crawler did not come back"
+        stats = result[0]
+        engine.dispose()
+        by_state = states(engine)
+        assert DocState.LEASED not in by_state
+        assert by_state[DocState.FETCHED] == stats.fetched  # type: ignore[attr-defined]
+        assert stats.fetched + stats.failed == 400  # type: ignore[attr-defined]
+    finally:
+        engine.dispose()
+        server.down()
