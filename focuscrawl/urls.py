@@ -12,6 +12,7 @@ Two URLs collide with probability about n²/2⁶⁵: about 3·10⁻⁶ for ten m
 from __future__ import annotations
 
 import hashlib
+import re
 from urllib.parse import urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
@@ -24,6 +25,30 @@ MAX_URL_LENGTH = 2048
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+# URLs already in canonical form (the great majority of links) skip w3lib: lower-case
+# host, no default port, a path of unreserved characters with no dot segments, no query.
+_CANONICAL = re.compile(
+    r"(?:http|https)://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::[0-9]{1,5})?"
+    r"/[A-Za-z0-9._~!$&'()*+,=:@/-]*\Z"
+)
+
+
+def _already_canonical(url: str) -> bool:
+    if not _CANONICAL.match(url) or "/./" in url or "/../" in url or url.endswith(("/.", "/..")):
+        return False
+    authority = url.split("/", 3)[2]
+    if ".." in authority:
+        return False
+    host, _, port = authority.partition(":")
+    if port:
+        number = int(port)
+        if number == 0 or number > 65535 or port.startswith("0"):
+            return False
+        if number == _DEFAULT_PORTS[url.split(":", 1)[0]]:
+            return False
+    return True
+
+
 def normalize_url(url: str) -> str:
     """Return the canonical form of an absolute http(s) URL, or raise ``InvalidURL``.
 
@@ -31,6 +56,16 @@ def normalize_url(url: str) -> str:
     the fragment and dot segments, percent-encodes consistently and sorts the query
     (via w3lib's ``canonicalize_url``). Idempotent.
     """
+    raw = url.strip()
+    if not raw:
+        raise InvalidURL(url, "empty")
+    if len(raw) <= MAX_URL_LENGTH and _already_canonical(raw):
+        return raw
+    return _normalize_slowly(url)
+
+
+def _normalize_slowly(url: str) -> str:
+    """The full normalisation (via w3lib); ``normalize_url`` skips it for canonical URLs."""
     raw = url.strip()
     if not raw:
         raise InvalidURL(url, "empty")

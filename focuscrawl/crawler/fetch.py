@@ -14,6 +14,8 @@ from email.message import Message
 
 import httpx
 
+from focuscrawl.errors import ConfigError
+
 __all__ = ["FetchConfig", "FetchResult", "Fetcher"]
 
 
@@ -86,8 +88,14 @@ class Fetcher:
         limits = httpx.Limits(
             max_connections=config.max_connections, max_keepalive_connections=config.max_connections
         )
+        # Through an HTTP forward proxy every request goes to the proxy itself with an
+        # absolute-form target, so one pool of keep-alive connections to the proxy serves
+        # every host (httpx's own proxy support keeps a connection per origin host, which
+        # churns connections on a crawl of thousands of hosts).
+        self._proxy = httpx.URL(config.proxy) if config.proxy else None
+        if self._proxy is not None and self._proxy.scheme != "http":
+            raise ConfigError(f"only http:// proxies are supported, not {config.proxy}")
         self.client = httpx.Client(
-            proxy=config.proxy,
             timeout=timeout,
             limits=limits,
             follow_redirects=False,
@@ -101,8 +109,20 @@ class Fetcher:
     def fetch(self, url: str, etag: str | None = None) -> FetchResult:
         result = FetchResult(url)
         headers = {"If-None-Match": etag} if etag else {}
+        extensions = {}
+        target = url
+        if self._proxy is not None:
+            parsed = httpx.URL(url)
+            if parsed.scheme != "http":
+                result.error = "unsupported_scheme"  # https needs CONNECT, which the proxy lacks
+                return result
+            headers["Host"] = parsed.netloc.decode("ascii")
+            extensions["target"] = url.encode("ascii")
+            target = str(self._proxy.copy_with(raw_path=parsed.raw_path))
         try:
-            with self.client.stream("GET", url, headers=headers) as response:
+            with self.client.stream(
+                "GET", target, headers=headers, extensions=extensions
+            ) as response:
                 result.status = response.status_code
                 result.content_type = response.headers.get("content-type", "")
                 result.location = response.headers.get("location")

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.errors import InvalidURL
@@ -76,3 +76,24 @@ def test_oid_and_bytehash_are_stable_and_distinct_per_url() -> None:
 def test_host_of_keeps_non_default_ports() -> None:
     assert host_of("http://example.com:8080/x") == "example.com:8080"
     assert host_of("http://example.com/x") == "example.com"
+
+
+@settings(max_examples=1000)
+@given(
+    host=st.from_regex(r"[a-z0-9][a-z0-9.-]{0,15}", fullmatch=True),
+    port=st.one_of(st.none(), st.integers(0, 70000)),
+    path=st.text(alphabet="abcXYZ019._~!$&'()*+,;=:@/-%", max_size=30),
+    scheme=st.sampled_from(["http", "https"]),
+)
+def test_the_fast_path_agrees_with_the_full_normalisation(
+    host: str, port: int | None, path: str, scheme: str
+) -> None:
+    from focuscrawl import urls
+
+    url = f"{scheme}://{host}{'' if port is None else f':{port}'}/{path}"
+    try:
+        slow = urls._normalize_slowly(url)
+    except InvalidURL:
+        slow = None
+    if urls._already_canonical(url):
+        assert slow == url
