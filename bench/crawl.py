@@ -42,10 +42,10 @@ def main() -> None:
     ):
         home = Path(tmp)
         cli = [sys.executable, "-m", "focuscrawl", "--home", str(home)]
-        subprocess.run([*cli, "webbox", "generate", "--pages", str(args.pages), "--hosts", str(args.hosts),
-                        "--seed", "1"], check=True, capture_output=True)  # fmt: skip
-        server = subprocess.Popen([*cli, "webbox", "serve", "--corpus", "synthetic", "--port", "0",
-                                   "--no-faults"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+        generate = ["webbox", "generate", "--pages", str(args.pages), "--hosts", str(args.hosts)]
+        subprocess.run([*cli, *generate, "--seed", "1"], check=True, capture_output=True)
+        serve = ["webbox", "serve", "--corpus", "synthetic", "--port", "0", "--no-faults"]
+        server = subprocess.Popen([*cli, *serve], stdout=subprocess.PIPE, text=True)
         assert server.stdout is not None
         proxy = server.stdout.readline().split(" on ")[1].split(" ")[0]
         with engine.begin() as connection:
@@ -73,7 +73,7 @@ def main() -> None:
                     str(per_process),
                     "--quiet",
                 ]
-            )  # fmt: skip
+            )
             for _ in range(args.processes)
         ]
         for crawler in crawlers:
@@ -102,10 +102,15 @@ def main() -> None:
         "bytes_per_doc_row": round(doc_bytes / docs, 1),
         "bytes_per_link_row": round(link_bytes / links, 1),
     }
-    print(f"fetched {fetched:,} pages in {elapsed:.1f} s: {result['pages_per_s']} pages/s "
-          f"({args.processes} process(es) x {args.threads} threads), {result['links_per_s']:,} links/s")  # fmt: skip
-    print(f"stored {docs:,} doc rows ({result['bytes_per_doc_row']} B/row with indexes), "
-          f"{links:,} link rows ({result['bytes_per_link_row']} B/row)")  # fmt: skip
+    shape = f"{args.processes} process(es) x {args.threads} threads"
+    print(
+        f"fetched {fetched:,} pages in {elapsed:.1f} s: {result['pages_per_s']} pages/s ({shape}), "
+        f"{result['links_per_s']:,} links/s"
+    )
+    print(
+        f"stored {docs:,} doc rows ({result['bytes_per_doc_row']} B/row with indexes), "
+        f"{links:,} link rows ({result['bytes_per_link_row']} B/row)"
+    )
     print(f"wrote {write_results('crawl', result)}")
 
 

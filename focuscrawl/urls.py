@@ -39,7 +39,7 @@ def _already_canonical(url: str) -> bool:
     authority = url.split("/", 3)[2]
     if ".." in authority:
         return False
-    host, _, port = authority.partition(":")
+    _, _, port = authority.partition(":")
     if port:
         number = int(port)
         if number == 0 or number > 65535 or port.startswith("0"):
