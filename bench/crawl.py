@@ -83,7 +83,8 @@ def main() -> None:
         server.wait()
         with engine.connect() as connection:
             fetched, docs, links = connection.exec_driver_sql(
-                "SELECT count(*) FILTER (WHERE state = 2), count(*), (SELECT count(*) FROM link) FROM doc"
+                "SELECT count(*) FILTER (WHERE state = 2), count(*), (SELECT count(*) FROM link) "
+                "FROM doc"
             ).one()
             doc_bytes, link_bytes = connection.exec_driver_sql(
                 "SELECT pg_total_relation_size('doc'), pg_total_relation_size('link')"
