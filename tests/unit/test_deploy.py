@@ -1,0 +1,43 @@
+"""Operations files: systemd units and the compose file are valid."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+UNITS = sorted((REPO / "deploy" / "systemd").glob("*.service"))
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
+@pytest.mark.parametrize("unit", UNITS, ids=[u.name for u in UNITS])
+def test_systemd_unit_verifies(unit: Path, tmp_path: Path) -> None:
+    name = unit.name.replace("@.", "@1.")  # a template is verified as an instance
+    copy = tmp_path / name
+    copy.write_text(unit.read_text())
+    done = subprocess.run(["systemd-analyze", "verify", str(copy)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Unknown key" not in done.stderr and "Unknown section" not in done.stderr, done.stderr
+
+
+def test_there_is_a_crawler_unit_and_an_environment_example() -> None:
+    names = {u.name for u in UNITS}
+    assert "focuscrawl-crawler@.service" in names
+    env = (REPO / "deploy" / "systemd" / "focuscrawl.env.example").read_text()
+    for unit in UNITS:
+        for variable in ("FOCUSCRAWL_CRAWL_MODE",):
+            if variable in unit.read_text():
+                assert variable in env
+
+
+@pytest.mark.skipif(shutil.which("docker-compose") is None, reason="docker-compose not installed")
+def test_compose_file_validates() -> None:
+    done = subprocess.run(
+        ["docker-compose", "-f", str(REPO / "docker" / "compose.yaml"), "config", "--quiet"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
