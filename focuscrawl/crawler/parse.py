@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urljoin
 
 from lxml import etree
@@ -113,7 +114,7 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
             page.canonical = _absolute(base, link.get("href") or "")
             break
     title = root.find(".//title")
-    page.title = _clean(title.text_content())[:1000] if title is not None else ""
+    page.title = _clean(_text(title))[:1000] if title is not None else ""
     if not page.nofollow:
         seen: set[str] = set()
         for element in root.iter("a", "area", "frame", "iframe"):
@@ -122,11 +123,16 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
             if target is None or target in seen or "nofollow" in (element.get("rel") or "").lower():
                 continue
             seen.add(target)
-            anchor = element.text_content() if element.tag == "a" else (element.get("alt") or "")
+            anchor = _text(element) if element.tag == "a" else (element.get("alt") or "")
             page.links.append((target, _clean(anchor)[:MAX_ANCHOR]))
     etree.strip_elements(root, *_INVISIBLE, etree.Comment, with_tail=False)
-    page.text = _clean(root.text_content())
+    page.text = _clean(_text(root))
     return page
+
+
+def _text(element: Any) -> str:
+    """Text of an element; text nodes are joined with spaces so "<p>a</p><p>b</p>" is "a b"."""
+    return " ".join(element.itertext())
 
 
 def _absolute(base: str, href: str) -> str | None:

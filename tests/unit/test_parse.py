@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import pytest
+
+from focuscrawl.crawler.parse import detect_charset, parse_html
+
+BASE = "http://a.example/dir/page.html"
+
+
+def test_links_from_a_area_and_frames_resolve_against_base_href() -> None:
+    page = parse_html(
+        b'<html><head><base href="http://b.example/x/"><title> The  Title </title></head><body>'
+        b'<a href="one.html">One <b>bold</b></a><map><area href="/two" alt="Two"></map>'
+        b'<iframe src="three"></iframe><frameset><frame src="http://c.example/four"></frameset>'
+        b'<a href="one.html#frag">again</a><a href="#top">top</a><a href="javascript:x()">js</a>'
+        b'<a href="mailto:a@b.c">mail</a><a href="ftp://x/">ftp</a></body></html>',
+        BASE,
+    )
+    assert page.title == "The Title"
+    assert page.links == [
+        ("http://b.example/x/one.html", "One bold"),
+        ("http://b.example/two", "Two"),
+        ("http://b.example/x/three", ""),
+        ("http://c.example/four", ""),
+    ]
+
+
+def test_visible_text_leaves_out_scripts_styles_and_comments() -> None:
+    page = parse_html(
+        b"<html><head><style>p{color:red}</style><script>var secret=1</script></head>"
+        b"<body><p>Visible</p><!-- hidden --><noscript>nojs</noscript><p>words</p></body></html>",
+        BASE,
+    )
+    assert page.text == "Visible words"
+
+
+def test_meta_robots_and_rel_nofollow_and_canonical() -> None:
+    page = parse_html(
+        b'<html><head><meta name="robots" content="noindex, nofollow">'
+        b'<link rel="canonical" href="/canon"></head><body><a href="/x">x</a></body></html>',
+        BASE,
+    )
+    assert page.noindex and page.nofollow and page.links == []
+    assert page.canonical == "http://a.example/canon"
+    polite = parse_html(b'<a rel="nofollow" href="/no">no</a><a href="/yes">yes</a>', BASE)
+    assert polite.links == [("http://a.example/yes", "yes")]
+
+
+@pytest.mark.parametrize(
+    ("body", "declared", "expected"),
+    [
+        ("Café".encode(), "utf-8", "utf-8"),
+        ("Café".encode("latin-1"), "utf-8", "cp1252"),  # the header lies
+        ("Café".encode("latin-1"), "iso-8859-1", "cp1252"),  # latin-1 means windows-1252
+        (b'<meta charset="windows-1252"><p>\x93q\x94</p>', None, "windows-1252"),
+        (b"\xef\xbb\xbf<p>bom</p>", "iso-8859-1", "utf-8"),  # a BOM beats the header
+        ("plain ascii and é".encode(), None, "utf-8"),
+        (b"\xe9t\xe9", None, "cp1252"),
+        (b"<p>x</p>", "no-such-charset", "utf-8"),
+    ],
+)
+def test_charset_detection(body: bytes, declared: str | None, expected: str) -> None:
+    assert detect_charset(body, declared) == expected
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"\x00\x00\x00",
+        b"<html",
+        b"<<<>>>",
+        b"\xff\xfe\xfd" * 100,
+        b"<a href='http://[bad'>x</a>",
+    ],
+)
+def test_garbage_never_raises(body: bytes) -> None:
+    page = parse_html(body, BASE)
+    assert isinstance(page.text, str)
