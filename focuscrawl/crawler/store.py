@@ -104,7 +104,8 @@ class Store:
     def close(self) -> None:
         """Store everything queued, then stop."""
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
         if self._connection is not None:
             self._connection.close()
 
