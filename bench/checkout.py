@@ -12,14 +12,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import subprocess
 import sys
+import tempfile
+import threading
+import time
 from pathlib import Path
+
+import psycopg2
+from sqlalchemy.engine import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import Timer, percentiles, scratch_engine, write_results
 
-from focuscrawl.database import execute
+from focuscrawl.database import engine_dsn, execute
+from focuscrawl.embedded import _bin_dir
 from focuscrawl.queries import queries
 
 BUILD = """
@@ -39,12 +49,63 @@ def _plan_nodes(plan: dict) -> list[str]:  # type: ignore[type-arg]
     return names
 
 
+def _vacuum(engine: Engine) -> None:
+    with engine.connect() as connection:
+        connection.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("VACUUM doc")
+
+
+def _compare_with_pgbench(engine: Engine, batch: int, seconds: float) -> dict[str, float]:
+    """Rows/s claimed by pgbench and by Python (two clients each) with the same statement."""
+    statement = queries["claim_batch"] % {"batch": batch, "lease_seconds": 300}
+    dsn = engine_dsn(engine)
+    _vacuum(engine)
+    with tempfile.NamedTemporaryFile("w", suffix=".sql") as script:
+        # pgbench reads one statement a line: drop the comments, join the lines
+        lines = [ln for ln in statement.splitlines() if not ln.strip().startswith("--")]
+        script.write(" ".join(lines).strip().rstrip(";") + ";\n")
+        script.flush()
+        os.chmod(script.name, 0o644)
+        done = subprocess.run(
+            [str(_bin_dir() / "pgbench"), "-n", "-f", script.name, "-c", "2", "-j", "2",
+             "-T", str(int(seconds)), dsn],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    tps = float(re.search(r"tps = ([0-9.]+)", done.stdout).group(1))  # type: ignore[union-attr]
+    _vacuum(engine)
+    claimed = [0, 0]
+
+    def client(index: int) -> None:
+        connection = psycopg2.connect(dsn)
+        cursor = connection.cursor()
+        sql = queries["claim_batch"]
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            cursor.execute(sql, {"batch": batch, "lease_seconds": 300})
+            claimed[index] += len(cursor.fetchall())
+            connection.commit()
+        connection.close()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    pgbench_rows = tps * batch
+    python_rows = sum(claimed) / seconds
+    return {
+        "pgbench_rows_per_s": round(pgbench_rows),
+        "python_rows_per_s": round(python_rows),
+        "python_vs_pgbench": round(python_rows / pgbench_rows, 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--claims", type=int, default=1_000)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--seconds", type=float, default=10, help="duration of each throughput run")
     args = parser.parse_args()
 
     with scratch_engine(args.database_url) as engine:
@@ -82,6 +143,8 @@ def main() -> None:
         finally:
             raw.close()
 
+        throughput = _compare_with_pgbench(engine, args.batch, args.seconds)
+
     stats = percentiles(samples)
     rows_per_s = args.batch / (sum(samples) / len(samples))
     result = {
@@ -96,6 +159,7 @@ def main() -> None:
         "frontier_index_bytes_per_row": round(size[2] / args.rows, 1),
         "pkey_bytes_per_row": round(size[3] / args.rows, 1),
         "plan": nodes,
+        **throughput,
     }
     print(f"frontier of {args.rows:,} unvisited URLs built in {build.seconds:.1f} s")
     print("claim plan: " + " > ".join(nodes))
@@ -111,6 +175,10 @@ def main() -> None:
     )
     total = result["bytes_per_frontier_row"]
     print(f"storage: {total} bytes per frontier row, indexes included ({', '.join(parts)})")
+    pgbench, python = throughput["pgbench_rows_per_s"], throughput["python_rows_per_s"]
+    share = throughput["python_vs_pgbench"]
+    print(f"claim throughput, 2 clients x {args.seconds:g} s: pgbench {pgbench:,} rows/s, ")
+    print(f"  Python {python:,} rows/s ({share:.0%} of pgbench)")
     print(f"wrote {write_results('checkout', result)}")
 
 
