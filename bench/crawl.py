@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import scratch_engine, write_results
 
 from focuscrawl.seeds import add_seeds
+from focuscrawl.webbox.process import start_server_process
 from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 
 
@@ -44,10 +45,7 @@ def main() -> None:
         cli = [sys.executable, "-m", "focuscrawl", "--home", str(home)]
         generate = ["webbox", "generate", "--pages", str(args.pages), "--hosts", str(args.hosts)]
         subprocess.run([*cli, *generate, "--seed", "1"], check=True, capture_output=True)
-        serve = ["webbox", "serve", "--corpus", "synthetic", "--port", "0", "--no-faults"]
-        server = subprocess.Popen([*cli, *serve], stdout=subprocess.PIPE, text=True)
-        assert server.stdout is not None
-        proxy = server.stdout.readline().split(" on ")[1].split(" ")[0]
+        server, proxy = start_server_process(home, "synthetic", "--no-faults")
         with engine.begin() as connection:
             add_seeds(connection, [web.url(p) for p in range(0, args.pages, args.pages // 50)])
         url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
@@ -80,7 +78,7 @@ def main() -> None:
             crawler.wait()
         elapsed = time.perf_counter() - start
         server.terminate()
-        server.wait()
+        server.communicate()
         with engine.connect() as connection:
             fetched, docs, links = connection.exec_driver_sql(
                 "SELECT count(*) FILTER (WHERE state = 2), count(*), (SELECT count(*) FROM link) "

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_results
 
 from focuscrawl.webbox import load_corpus
+from focuscrawl.webbox.process import start_server_process
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -92,28 +93,9 @@ def measure(home: Path, corpus: str, seconds: float, connections: int) -> dict[s
         if len(urls) >= 20_000:
             break
     random.Random(1).shuffle(urls)
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "focuscrawl",
-            "--home",
-            str(home),
-            "webbox",
-            "serve",
-            "--corpus",
-            corpus,
-            "--port",
-            "0",
-            "--no-faults",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: _pin(0),
-    )
+    server, proxy = start_server_process(home, corpus, "--no-faults", preexec_fn=lambda: _pin(0))
     try:
-        assert server.stdout is not None
-        port = int(server.stdout.readline().split("127.0.0.1:")[1].split(" ")[0])
+        port = int(proxy.rsplit(":", 1)[1])
         _pin(1)
         asyncio.run(_drive(port, urls, 1.0, connections))  # warm-up
         start = time.perf_counter()
@@ -122,7 +104,7 @@ def measure(home: Path, corpus: str, seconds: float, connections: int) -> dict[s
         rss = _peak_rss_mb(server.pid)
     finally:
         server.terminate()
-        server.wait(10)
+        server.communicate(timeout=10)
     return {
         "pages_per_s": round(done / elapsed),
         "errors": errors,

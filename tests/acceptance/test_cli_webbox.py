@@ -2,40 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 
-
-def _serve(home: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "focuscrawl",
-            "--home",
-            str(home),
-            "webbox",
-            "serve",
-            "--port",
-            "0",
-            *args,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert process.stdout is not None
-    first = process.stdout.readline()
-    assert first.startswith("serving"), first + (process.stderr.read() if process.stderr else "")
-    proxy = first.split(" on ")[1].split(" ")[0]
-    return process, proxy
+from focuscrawl.webbox.process import start_server_process
 
 
 def test_urls_sample_of_a_category_is_served(cli, wikispeedia_home: Path) -> None:  # type: ignore[no-untyped-def]
@@ -53,7 +25,7 @@ def test_urls_sample_of_a_category_is_served(cli, wikispeedia_home: Path) -> Non
     everything = cli(*args, env={"FOCUSCRAWL_HOME": str(wikispeedia_home)}).stdout.split()
     assert set(urls) <= set(everything) and len(everything) > 500
 
-    process, proxy = _serve(wikispeedia_home)
+    process, proxy = start_server_process(wikispeedia_home, "wikispeedia")
     try:
         with httpx.Client(proxy=proxy) as http:
             for url in urls:
@@ -85,7 +57,7 @@ def test_generate_then_serve_a_synthetic_web(cli, tmp_path: Path) -> None:  # ty
         "webbox", "urls", "--corpus", "synthetic", "--category", "subject.Science.Biology"
     )
     assert len(sample) == 3 and len(biology.stdout.split()) > 100
-    process, proxy = _serve(tmp_path / "home", "--corpus", "synthetic")
+    process, proxy = start_server_process(tmp_path / "home", "synthetic")
     try:
         with httpx.Client(proxy=proxy) as http:
             assert all(http.get(url).status_code == 200 for url in sample)
