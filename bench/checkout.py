@@ -106,6 +106,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--seconds", type=float, default=10, help="duration of each throughput run")
+    parser.add_argument("--no-compare", action="store_true", help="skip the pgbench comparison")
     args = parser.parse_args()
 
     with scratch_engine(args.database_url) as engine:
@@ -143,7 +144,9 @@ def main() -> None:
         finally:
             raw.close()
 
-        throughput = _compare_with_pgbench(engine, args.batch, args.seconds)
+        throughput = (
+            {} if args.no_compare else _compare_with_pgbench(engine, args.batch, args.seconds)
+        )
 
     stats = percentiles(samples)
     rows_per_s = args.batch / (sum(samples) / len(samples))
@@ -175,11 +178,12 @@ def main() -> None:
     )
     total = result["bytes_per_frontier_row"]
     print(f"storage: {total} bytes per frontier row, indexes included ({', '.join(parts)})")
-    pgbench, python = throughput["pgbench_rows_per_s"], throughput["python_rows_per_s"]
-    share = throughput["python_vs_pgbench"]
-    print(f"claim throughput, 2 clients x {args.seconds:g} s: pgbench {pgbench:,} rows/s, ")
-    print(f"  Python {python:,} rows/s ({share:.0%} of pgbench)")
-    print(f"wrote {write_results('checkout', result)}")
+    if throughput:
+        pgbench, python = throughput["pgbench_rows_per_s"], throughput["python_rows_per_s"]
+        share = throughput["python_vs_pgbench"]
+        print(f"claim throughput, 2 clients x {args.seconds:g} s: pgbench {pgbench:,} rows/s, ")
+        print(f"  Python {python:,} rows/s ({share:.0%} of pgbench)")
+    print(f"wrote {write_results(f'checkout-{args.rows}', result)}")
 
 
 if __name__ == "__main__":

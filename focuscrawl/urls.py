@@ -99,7 +99,8 @@ def _normalize_slowly(url: str) -> str:
 
 def host_of(normalized_url: str) -> str:
     """The site key of a normalised URL: its host, with the port when not the default."""
-    return urlsplit(normalized_url).netloc
+    # normalised URLs are "scheme://netloc/path...": no need for urlsplit on the hot path
+    return normalized_url.split("/", 3)[2]
 
 
 def _digest(normalized_url: str) -> bytes:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -59,6 +61,7 @@ def test_normalize_url_is_idempotent(host: str, path: str, query: str) -> None:
     except InvalidURL:
         return
     assert normalize_url(once) == once
+    assert host_of(once) == urlsplit(once).netloc
 
 
 def test_oid_and_bytehash_are_stable_and_distinct_per_url() -> None:
