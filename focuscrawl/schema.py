@@ -138,6 +138,8 @@ doc = Table(
     Column(
         "found_seq", BigInteger, nullable=False, server_default=text("nextval('doc_found_seq')")
     ),
+    # validator for conditional revisits (migration 0003)
+    Column("etag", String(128), nullable=True),
     CheckConstraint("oid = url_oid(url)", name="doc_oid_is_url_hash"),
     comment="One row per URL, fetched or not. oid = url_oid(url); relevance = log R(d).",
 )
@@ -165,6 +167,8 @@ Index(
     postgresql_where=doc.c.state == 0,
 )
 Index("doc_leased", doc.c.lease_until, postgresql_where=doc.c.state == 1)
+# Maintenance: fetched pages, most relevant first, then oldest.
+Index("doc_revisit", doc.c.relevance.desc(), doc.c.fetched_at, postgresql_where=doc.c.state == 2)
 
 #: Numbers documents in the order they were discovered (``doc.found_seq``).
 found_seq = Sequence("doc_found_seq", metadata=metadata, data_type=BigInteger)

@@ -78,16 +78,36 @@ FROM batch
 WHERE d.oid = batch.oid
 RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.relevance;
 
+-- claim_revisits --
+-- Maintenance: fetched pages due for a revisit, most relevant first, then oldest, off
+-- doc_revisit; fetched again with If-None-Match so an unchanged page costs a 304.
+WITH batch AS (
+    SELECT oid
+    FROM doc
+    WHERE state = 2 AND fetched_at < now() - make_interval(secs => %(min_age_seconds)s)
+    ORDER BY relevance DESC, fetched_at
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE doc AS d
+SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
+FROM batch
+WHERE d.oid = batch.oid
+RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.relevance, d.etag;
+
 -- recover_expired_leases --
--- URLs whose crawler died: back to the frontier, counted as a try.
+-- URLs whose crawler died: back where they came from (the frontier, or the fetched
+-- pages for a revisit), counted as a try.
 UPDATE doc
-SET state = 0, lease_until = NULL, num_tries = least(num_tries + 1, 32767)
+SET state = CASE WHEN fetch_seq IS NULL THEN 0 ELSE 2 END,
+    lease_until = NULL,
+    num_tries = least(num_tries + 1, 32767)
 WHERE state = 1 AND lease_until < now();
 
 -- release_claims --
 -- URLs a crawler claimed but will not fetch (it is stopping): back untouched.
 UPDATE doc
-SET state = 0, lease_until = NULL
+SET state = CASE WHEN fetch_seq IS NULL THEN 0 ELSE 2 END, lease_until = NULL
 WHERE oid = ANY(%(oids)s::bigint[]) AND state = 1;
 
 -- frontier_size --

@@ -4,7 +4,7 @@
 -- create_staging --
 CREATE TEMP TABLE IF NOT EXISTS stage_result (
     oid bigint, state smallint, http_status smallint, error varchar(64),
-    content_type varchar(128), content_hash bigint, title text
+    content_type varchar(128), content_hash bigint, title text, etag varchar(128)
 ) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_text (oid bigint, text text) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_link (
@@ -14,14 +14,16 @@ CREATE TEMP TABLE IF NOT EXISTS stage_link (
 
 -- store_results --
 -- Fetched pages leave the frontier with a fetch number; failed tries count and, while
--- tries remain, go back (num_tries asc puts them behind every untried URL).
+-- tries remain, go back (num_tries asc puts them behind every untried URL). A revisit
+-- answered 304 keeps the page's type, title, hash and ETag.
 UPDATE doc AS d
 SET state = r.state,
     http_status = r.http_status,
     error = r.error,
-    content_type = r.content_type,
+    content_type = coalesce(r.content_type, d.content_type),
     content_hash = coalesce(r.content_hash, d.content_hash),
     title = coalesce(r.title, d.title),
+    etag = coalesce(r.etag, d.etag),
     lease_until = NULL,
     num_tries = least(d.num_tries + 1, 32767),
     fetched_at = CASE WHEN r.state = 2 THEN now() ELSE d.fetched_at END,

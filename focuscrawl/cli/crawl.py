@@ -39,6 +39,17 @@ def run(
     max_depth: Annotated[
         int, typer.Option(help="Links further than this from the seeds are not fetched.")
     ] = 40,
+    revisit_after: Annotated[
+        float | None,
+        typer.Option(
+            help="Maintenance: revisit pages fetched this many seconds ago (conditional GET), "
+            "when the frontier is empty or for --revisit-share of each claim.",
+            show_default=False,
+        ),
+    ] = None,
+    revisit_share: Annotated[
+        float, typer.Option(help="Share of each claim spent on revisits while new URLs remain.")
+    ] = 0.0,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
     """Run one crawler process until the frontier is exhausted, --max-pages, or SIGTERM."""
@@ -53,6 +64,8 @@ def run(
         idle_exit_seconds=idle_exit or None,
         lease_seconds=lease_seconds,
         max_depth=max_depth,
+        revisit_after_seconds=revisit_after,
+        revisit_share=revisit_share,
         quiet=quiet,
         fetch=FetchConfig(user_agent=str(settings.user_agent), proxy=settings.proxy),
     )

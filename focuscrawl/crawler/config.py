@@ -45,6 +45,11 @@ class CrawlConfig:
     #: stop when nothing is left to do for this long (seconds); None: wait for work forever
     idle_exit_seconds: float | None = 5.0
     quiet: bool = False
+    #: maintenance: revisit pages fetched this long ago (None: never revisit)
+    revisit_after_seconds: float | None = None
+    #: share of each claim given to revisits while the frontier still has work
+    #: (when the frontier is empty, every claim is a revisit)
+    revisit_share: float = 0.0
     fetch: FetchConfig = field(default_factory=FetchConfig)
 
     def check(self) -> None:
@@ -56,3 +61,5 @@ class CrawlConfig:
             raise ConfigError("--max-pages must be at least 1")
         if self.max_tries < 1:
             raise ConfigError("max_tries must be at least 1")
+        if not 0.0 <= self.revisit_share <= 1.0:
+            raise ConfigError("--revisit-share must be between 0 and 1")

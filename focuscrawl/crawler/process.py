@@ -171,22 +171,34 @@ class Crawler:
             batch = min(batch, max(left - len(self.scheduler), 0))
             if batch == 0:
                 return 0
-        rows = self._sql(
-            self.config.mode.claim_statement,
-            {"batch": batch, "lease_seconds": self.config.lease_seconds},
-            fetch=True,
-        )
+        rows = self._claim_rows(batch)
         cap = max(1, int(self.config.lease_seconds / max(self.config.host_delay, 0.01) / 4))
         give_back = []
-        for oid, url, sid, num_tries, depth, relevance in rows:
-            claim = Claim(oid, url, sid, num_tries, depth, relevance)
-            if self.scheduler.queued_for(sid) >= cap:
-                give_back.append(oid)  # this host could not be served before the lease ends
+        for row in rows:
+            claim = Claim(*row)
+            if self.scheduler.queued_for(claim.sid) >= cap:
+                give_back.append(claim.oid)  # this host could not be served before the lease ends
             else:
                 self.scheduler.add(claim)
         if give_back:
             self._sql("release_claims", {"oids": give_back})
         return len(rows) - len(give_back)
+
+    def _claim_rows(self, batch: int) -> list[tuple[Any, ...]]:
+        """Frontier URLs, and pages due for a revisit when maintenance is on."""
+        lease = self.config.lease_seconds
+        age = self.config.revisit_after_seconds
+        revisits = 0 if age is None else int(batch * self.config.revisit_share)
+        rows = self._sql(
+            self.config.mode.claim_statement,
+            {"batch": batch - revisits, "lease_seconds": lease},
+            fetch=True,
+        )
+        if age is not None and (revisits or not rows):
+            wanted = revisits if rows else batch
+            params = {"batch": wanted, "lease_seconds": lease, "min_age_seconds": age}
+            rows += [(*row, True) for row in self._sql("claim_revisits", params, fetch=True)]
+        return rows
 
     def _report(self, final: bool = False) -> None:
         if self.config.quiet:
@@ -232,7 +244,7 @@ class Crawler:
         self.store.put(outcome)
 
     def _visit(self, claim: Claim) -> None:
-        reason = self._guard(claim)
+        reason = None if claim.revisit else self._guard(claim)
         if reason is not None:
             self._finish(Outcome(claim, DocState.EXCLUDED, error=reason))
             self.scheduler.done(claim.sid, 0.0)
@@ -258,7 +270,7 @@ class Crawler:
             elif not self.robots.allowed(claim.sid, robots_txt, claim.url):
                 self._finish(Outcome(claim, DocState.EXCLUDED, error="robots"))
             else:
-                result = self.fetcher.fetch(claim.url)
+                result = self.fetcher.fetch(claim.url, claim.etag)
                 taken = 1
                 if result.retry_after is not None:
                     delay = max(delay, result.retry_after)
@@ -337,6 +349,8 @@ class Crawler:
             return Outcome(
                 claim, DocState.FETCHED, status, links=redirect, link_state=self._link_state()
             )
+        if status == 304:  # a revisit found the page unchanged
+            return Outcome(claim, DocState.FETCHED, status)
         if status == 429 or status >= 500:
             return self._retry_or_fail(claim, f"http_{status}", status)
         if status != 200:
@@ -356,6 +370,7 @@ class Crawler:
             text=None if page.noindex else page.text,
             links=[] if page.nofollow else list(page.links),
             link_state=self._link_state(),
+            etag=result.etag[:128] if result.etag else None,
         )
 
     def _link_state(self) -> DocState:

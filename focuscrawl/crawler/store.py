@@ -44,6 +44,10 @@ class Claim:
     num_tries: int
     depth: int
     relevance: float
+    #: the ETag of the last fetch, when this is a revisit
+    etag: str | None = None
+    #: a maintenance revisit of a fetched page (trap guards do not apply)
+    revisit: bool = False
 
 
 @dataclass
@@ -59,6 +63,7 @@ class Outcome:
     #: (normalised URL, anchor or None) of out-links and redirect targets
     links: list[tuple[str, str | None]] = field(default_factory=list)
     link_state: DocState = DocState.FRONTIER
+    etag: str | None = None
 
 
 def _field(value: Any) -> str:
@@ -156,7 +161,7 @@ class Store:
             claim = outcome.claim
             results.append(
                 (claim.oid, int(outcome.state), outcome.http_status, outcome.error,
-                 outcome.content_type, outcome.content_hash, outcome.title)
+                 outcome.content_type, outcome.content_hash, outcome.title, outcome.etag)
             )  # fmt: skip
             if outcome.text is not None:
                 texts.append((claim.oid, outcome.text))

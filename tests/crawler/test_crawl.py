@@ -80,3 +80,29 @@ def test_max_pages_stops_and_returns_unfetched_claims(
     assert stats.fetched == 25
     by_state = states(engine)
     assert by_state[DocState.FETCHED] == 25 and DocState.LEASED not in by_state
+
+
+def test_maintenance_revisits_fetched_pages_with_conditional_requests(
+    engine: sa.Engine, webbox: WebBoxThread, synthetic: SyntheticCorpus
+) -> None:
+    crawl(engine, webbox.proxy, [synthetic.url(40)], max_pages=30)
+    with engine.connect() as connection:
+        before = dict(
+            connection.exec_driver_sql("SELECT oid, fetch_seq FROM doc WHERE state = 2").all()
+        )
+        etags = connection.exec_driver_sql("SELECT count(etag) FROM doc WHERE state = 2").scalar()
+    assert len(before) == 30 and etags == 30
+    # nothing new is left to crawl, so every claim is a revisit of a fetched page
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE doc SET state = 5 WHERE state = 0")
+    stats = crawl(engine, webbox.proxy, [], max_pages=30, revisit_after_seconds=0.0)
+    with engine.connect() as connection:
+        after = connection.exec_driver_sql(
+            "SELECT oid, fetch_seq, http_status, title FROM doc WHERE oid = ANY(%(oids)s)",
+            {"oids": list(before)},
+        ).all()
+    assert stats.fetched >= 30
+    revisited = [r for r in after if r.fetch_seq != before[r.oid]]
+    assert len(revisited) == 30
+    assert {r.http_status for r in revisited} == {304}
+    assert all(r.title for r in revisited)  # a 304 keeps what the page had
