@@ -19,7 +19,7 @@ from w3lib.url import canonicalize_url
 
 from focuscrawl.errors import InvalidURL
 
-__all__ = ["MAX_URL_LENGTH", "bytehash_of", "host_of", "normalize_url", "oid_of"]
+__all__ = ["MAX_URL_LENGTH", "bytehash_of", "host_of", "normalize_url", "oid_of", "url_ids"]
 
 MAX_URL_LENGTH = 2048
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -110,6 +110,15 @@ def _digest(normalized_url: str) -> bytes:
 def oid_of(normalized_url: str) -> int:
     """The document id of a normalised URL (equals SQL ``url_oid``)."""
     return int.from_bytes(_digest(normalized_url)[:8], "big", signed=True)
+
+
+def url_ids(normalized_url: str) -> tuple[int, int]:
+    """``(oid_of(url), bytehash_of(url))`` from one digest."""
+    digest = _digest(normalized_url)
+    return (
+        int.from_bytes(digest[:8], "big", signed=True),
+        int.from_bytes(digest[8:12], "big", signed=True),
+    )
 
 
 def bytehash_of(normalized_url: str) -> int:

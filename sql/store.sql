@@ -8,8 +8,8 @@ CREATE TEMP TABLE IF NOT EXISTS stage_result (
 ) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_text (oid bigint, text text) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_link (
-    oid_src bigint, sid_src integer, oid_dst bigint, url text, host text, anchor text,
-    depth smallint, relevance float8, state smallint
+    oid_src bigint, sid_src integer, oid_dst bigint, bytehash integer, url text, host text,
+    anchor text, depth smallint, relevance float8, state smallint
 ) ON COMMIT DELETE ROWS;
 
 -- store_results --
@@ -43,8 +43,9 @@ ON CONFLICT (host) DO NOTHING;
 
 -- store_link_docs --
 -- Check out-links in; priority is the number of pages already taken from their site.
+-- (oid and bytehash come computed by the crawler, as focuscrawl.urls and url_oid agree.)
 INSERT INTO doc (oid, url, sid, bytehash, relevance, priority, depth, state)
-SELECT l.oid_dst, l.url, s.sid, url_bytehash(l.url), l.relevance,
+SELECT l.oid_dst, l.url, s.sid, l.bytehash, l.relevance,
        least(s.pages_taken, 32767), l.depth, l.state
 FROM stage_link AS l
 JOIN site AS s ON s.host = l.host

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Engine
 from focuscrawl.database import engine_dsn
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
-from focuscrawl.urls import host_of, oid_of
+from focuscrawl.urls import host_of, url_ids
 
 __all__ = ["Claim", "Outcome", "Store", "copy_rows"]
 
@@ -166,8 +166,9 @@ class Store:
             if outcome.text is not None:
                 texts.append((claim.oid, outcome.text))
             for url, anchor in outcome.links:
+                oid, bytehash = url_ids(url)
                 links.append(
-                    (claim.oid, claim.sid, oid_of(url), url, host_of(url), anchor,
+                    (claim.oid, claim.sid, oid, bytehash, url, host_of(url), anchor,
                      claim.depth + 1, claim.relevance, int(outcome.link_state))
                 )  # fmt: skip
         with self._cursor() as cursor:

@@ -78,7 +78,7 @@ def test_ensure_schema_refuses_a_schema_from_a_newer_version(engine: sa.Engine) 
 
 
 def test_sql_url_hashes_equal_the_python_ones(engine: sa.Engine) -> None:
-    from focuscrawl.urls import bytehash_of, normalize_url, oid_of
+    from focuscrawl.urls import bytehash_of, normalize_url, oid_of, url_ids
 
     urls = [
         normalize_url(u)
@@ -90,6 +90,7 @@ def test_sql_url_hashes_equal_the_python_ones(engine: sa.Engine) -> None:
             {"urls": urls},
         ).all()
     assert [(u, oid_of(u), bytehash_of(u)) for u in urls] == [tuple(r) for r in rows]
+    assert [url_ids(u) for u in urls] == [(r[1], r[2]) for r in rows]
 
 
 def test_doc_rejects_an_oid_that_is_not_the_url_hash(engine: sa.Engine) -> None:
