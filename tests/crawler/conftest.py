@@ -30,11 +30,13 @@ def webbox(synthetic: SyntheticCorpus, tmp_path: Path) -> Iterator[WebBoxThread]
         yield running
 
 
-def crawl(engine: sa.Engine, proxy: str, seeds: list[str], **options: object) -> CrawlStats:
+def crawl(engine: sa.Engine, proxy: str | None, seeds: list[str], **options: object) -> CrawlStats:
     """Seed and run one crawler process in this process; options override CrawlConfig."""
     with engine.begin() as connection:
         add_seeds(connection, seeds)
     fetch_options = {k: options.pop(k) for k in ("read_timeout", "max_bytes") if k in options}
+    if options.pop("proxy_none", False):
+        proxy = None
     defaults: dict[str, object] = {
         "mode": Mode.BFS,
         "threads": 8,

@@ -106,3 +106,20 @@ def test_maintenance_revisits_fetched_pages_with_conditional_requests(
     assert len(revisited) == 30
     assert {r.http_status for r in revisited} == {304}
     assert all(r.title for r in revisited)  # a 304 keeps what the page had
+
+
+def test_private_addresses_are_refused_unless_allowed(
+    engine: sa.Engine, webbox: WebBoxThread
+) -> None:
+    # No proxy: the crawler resolves hosts itself, and 127.0.0.1 is loopback.
+    url = f"http://127.0.0.1:{webbox.port}/private"
+    crawl(engine, "", [url], proxy_none=True)
+    with engine.connect() as connection:
+        row = connection.exec_driver_sql("SELECT state, error FROM doc").one()
+    assert (row.state, row.error) == (DocState.EXCLUDED, "private_address")
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE doc SET state = 0, error = NULL")
+    crawl(engine, "", [], proxy_none=True, allow_private_hosts=True, max_tries=1)
+    with engine.connect() as connection:
+        row = connection.exec_driver_sql("SELECT state, error FROM doc").one()
+    assert row.error != "private_address"  # it was asked (the webbox knows no such host)
