@@ -74,7 +74,10 @@ class HostScheduler:
                 self._queues.pop(sid, None)
 
     def retry(self, claim: Claim, delay: float) -> None:
-        """The host was not free (another process has it): put the URL back in front."""
+        """The host was not free (another process has it): put the URL back in front.
+
+        After ``drain`` the URL is still kept, for the next ``drain`` to hand back.
+        """
         with self._cond:
             self._busy.discard(claim.sid)
             self._queues.setdefault(claim.sid, deque()).appendleft(claim)

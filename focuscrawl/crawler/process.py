@@ -123,6 +123,7 @@ class Crawler:
             leftover = self.scheduler.drain()
             for worker in workers:
                 worker.join()
+            leftover += self.scheduler.drain()  # put back by workers while they stopped
             if leftover:
                 self._sql("release_claims", {"oids": [c.oid for c in leftover]})
             self.store.close()
