@@ -9,7 +9,7 @@ an exception: the worker stores it on the doc row and carries on.
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from email.message import Message
 
 import httpx
@@ -41,7 +41,6 @@ class FetchResult:
     etag: str | None = None
     #: an error class when the fetch failed: timeout, connect, too_large, protocol, ...
     error: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def media_type(self) -> str:

@@ -19,7 +19,7 @@ from lxml import html as lxml_html
 from focuscrawl.errors import InvalidURL
 from focuscrawl.urls import normalize_url
 
-__all__ = ["ParsedPage", "detect_charset", "parse_html"]
+__all__ = ["ParsedPage", "absolute_url", "detect_charset", "parse_html"]
 
 _META_CHARSET = re.compile(
     rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE
@@ -111,7 +111,7 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
             page.nofollow = page.nofollow or "nofollow" in content or "none" in content
     for link in root.iter("link"):
         if "canonical" in (link.get("rel") or "").lower().split() and link.get("href"):
-            page.canonical = _absolute(base, link.get("href") or "")
+            page.canonical = absolute_url(base, link.get("href") or "")
             break
     title = root.find(".//title")
     page.title = _clean(_text(title))[:1000] if title is not None else ""
@@ -119,7 +119,7 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
         seen: set[str] = set()
         for element in root.iter("a", "area", "frame", "iframe"):
             attribute = "src" if element.tag in ("frame", "iframe") else "href"
-            target = _absolute(base, element.get(attribute) or "")
+            target = absolute_url(base, element.get(attribute) or "")
             if target is None or target in seen or "nofollow" in (element.get("rel") or "").lower():
                 continue
             seen.add(target)
@@ -135,7 +135,8 @@ def _text(element: Any) -> str:
     return " ".join(element.itertext())
 
 
-def _absolute(base: str, href: str) -> str | None:
+def absolute_url(base: str, href: str) -> str | None:
+    """``href`` resolved against ``base`` and normalised; None when it is not a crawlable URL."""
     href = href.strip()
     if not href or href.startswith(("#", "javascript:", "mailto:", "data:", "tel:")):
         return None

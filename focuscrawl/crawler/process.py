@@ -20,22 +20,20 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import psycopg2
 from sqlalchemy.engine import Engine
 
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import Fetcher, FetchResult
-from focuscrawl.crawler.parse import parse_html
+from focuscrawl.crawler.parse import absolute_url, parse_html
 from focuscrawl.crawler.politeness import HostScheduler
 from focuscrawl.crawler.robots import RobotsCache
 from focuscrawl.crawler.store import Claim, Outcome, Store
 from focuscrawl.database import engine_dsn
-from focuscrawl.errors import InvalidURL
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
-from focuscrawl.urls import normalize_url
 
 __all__ = ["CrawlStats", "Crawler"]
 
@@ -342,9 +340,8 @@ class Crawler:
             return self._retry_or_fail(claim, result.error, status)
         assert status is not None
         if status in (301, 302, 303, 307, 308) and result.location:
-            try:
-                target = normalize_url(_join(claim.url, result.location))
-            except InvalidURL:
+            target = absolute_url(claim.url, result.location)
+            if target is None:
                 return Outcome(claim, DocState.FAILED, status, "bad_redirect")
             redirect: list[tuple[str, str | None]] = [(target, None)]
             return Outcome(
@@ -376,7 +373,3 @@ class Crawler:
 
     def _link_state(self) -> DocState:
         return DocState.HELD if self.config.mode is Mode.HARD else DocState.FRONTIER
-
-
-def _join(base: str, location: str) -> str:
-    return urljoin(base, location.strip())
