@@ -19,6 +19,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 from sqlalchemy import (
+    REAL,
     BigInteger,
     CheckConstraint,
     Column,
@@ -28,6 +29,7 @@ from sqlalchemy import (
     Identity,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     Sequence,
@@ -38,12 +40,14 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
 __all__ = [
     "SEED_PRIORITY",
     "DocState",
     "distill_run",
     "doc",
+    "doc_class",
     "doc_text",
     "example",
     "fetch_seq",
@@ -51,6 +55,7 @@ __all__ = [
     "hits_score",
     "link",
     "metadata",
+    "model",
     "site",
     "taxonomy",
 ]
@@ -77,6 +82,8 @@ taxonomy = Table(
     Column("pcid", SmallInteger, ForeignKey("taxonomy.kcid"), nullable=False),
     Column("kcname", String(250), nullable=False),
     Column("good", SmallInteger, nullable=False, server_default=text("0")),
+    # sibling names are unique, so a dotted path names one node (migration 0004)
+    UniqueConstraint("pcid", "kcname", name="taxonomy_pcid_kcname_key"),
     comment="Topic tree (the paper's table); the root is kcid 0, its own parent.",
 )
 
@@ -140,6 +147,9 @@ doc = Table(
     ),
     # validator for conditional revisits (migration 0003)
     Column("etag", String(128), nullable=True),
+    # the model that scored the page, or whose scores of its parents made the
+    # estimate of an unvisited URL; NULL: not yet (migration 0004)
+    Column("model_id", Integer, nullable=True),
     CheckConstraint("oid = url_oid(url)", name="doc_oid_is_url_hash"),
     comment="One row per URL, fetched or not. oid = url_oid(url); relevance = log R(d).",
 )
@@ -170,6 +180,13 @@ Index("doc_leased", doc.c.lease_until, postgresql_where=doc.c.state == 1)
 # Maintenance: fetched pages, most relevant first, then oldest.
 Index("doc_revisit", doc.c.relevance.desc(), doc.c.fetched_at, postgresql_where=doc.c.state == 2)
 
+# The classifier's queue: fetched pages not yet scored, in fetch order.
+Index(
+    "doc_unclassified",
+    doc.c.fetch_seq,
+    postgresql_where=(doc.c.state == 2) & doc.c.model_id.is_(None),
+)
+
 #: Numbers documents in the order they were discovered (``doc.found_seq``).
 found_seq = Sequence("doc_found_seq", metadata=metadata, data_type=BigInteger)
 
@@ -179,6 +196,28 @@ doc_text = Table(
     Column("oid", BigInteger, ForeignKey("doc.oid", ondelete="CASCADE"), primary_key=True),
     Column("text", Text, nullable=False),
     comment="Visible text of fetched pages, apart so that doc stays narrow.",
+)
+
+model = Table(
+    "model",
+    metadata,
+    Column("model_id", Integer, Identity(), primary_key=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+    Column("taxonomy_digest", String(64), nullable=False),
+    Column("examples", Integer, nullable=False),
+    Column("params", JSONB, nullable=False),
+    Column("weights", LargeBinary, nullable=False),
+    comment="Trained hierarchical classifiers; the newest is the one in use.",
+)
+
+doc_class = Table(
+    "doc_class",
+    metadata,
+    Column("oid", BigInteger, ForeignKey("doc.oid", ondelete="CASCADE"), primary_key=True),
+    Column("model_id", Integer, nullable=False),
+    Column("logp", ARRAY(REAL), nullable=False),
+    comment="log Pr[c|d] of every taxonomy node, in the model's node order "
+    "(relevance is recomputed from it when good categories change).",
 )
 
 link = Table(

@@ -15,7 +15,8 @@ CREATE TEMP TABLE IF NOT EXISTS stage_link (
 -- store_results --
 -- Fetched pages leave the frontier with a fetch number; failed tries count and, while
 -- tries remain, go back (num_tries asc puts them behind every untried URL). A revisit
--- answered 304 keeps the page's type, title, hash and ETag.
+-- answered 304 keeps the page's type, title, hash and ETag, and its classification;
+-- any other fetched page goes to the classifier's queue (model_id NULL).
 UPDATE doc AS d
 SET state = r.state,
     http_status = r.http_status,
@@ -25,6 +26,8 @@ SET state = r.state,
     title = coalesce(r.title, d.title),
     etag = coalesce(r.etag, d.etag),
     lease_until = NULL,
+    model_id = CASE WHEN r.state = 2 AND r.http_status IS DISTINCT FROM 304
+                    THEN NULL ELSE d.model_id END,
     num_tries = least(d.num_tries + 1, 32767),
     fetched_at = CASE WHEN r.state = 2 THEN now() ELSE d.fetched_at END,
     fetch_seq = CASE WHEN r.state = 2 THEN nextval('doc_fetch_seq') ELSE d.fetch_seq END

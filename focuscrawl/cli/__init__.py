@@ -10,7 +10,7 @@ import psycopg2
 import sqlalchemy as sa
 import typer
 
-from focuscrawl.cli import crawl, db, seed, webbox
+from focuscrawl.cli import classify, crawl, db, seed, taxonomy, webbox
 from focuscrawl.cli.common import State
 from focuscrawl.database import unreachable
 from focuscrawl.errors import FocuscrawlError
@@ -28,6 +28,8 @@ app.add_typer(db.app, name="db")
 app.add_typer(seed.app, name="seed")
 app.add_typer(crawl.app, name="crawl")
 app.add_typer(webbox.app, name="webbox")
+app.add_typer(taxonomy.app, name="taxonomy")
+app.add_typer(classify.app, name="classify")
 
 
 @app.callback()

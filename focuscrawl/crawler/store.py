@@ -30,6 +30,9 @@ __all__ = ["Claim", "Outcome", "Store", "copy_rows"]
 
 log = logging.getLogger("focuscrawl.crawler.store")
 BATCH = 500
+#: log R of a URL no classified page has estimated yet: behind every estimated URL.
+#: The classifier replaces it with the best relevance among the URL's scored parents.
+UNESTIMATED = float("-inf")
 FLUSH_SECONDS = 0.25
 RETRY_SECONDS = 1.0
 
@@ -169,7 +172,7 @@ class Store:
                 oid, bytehash = url_ids(url)
                 links.append(
                     (claim.oid, claim.sid, oid, bytehash, url, host_of(url), anchor,
-                     claim.depth + 1, claim.relevance, int(outcome.link_state))
+                     claim.depth + 1, UNESTIMATED, int(outcome.link_state))
                 )  # fmt: skip
         with self._cursor() as cursor:
             copy_rows(cursor, "stage_result", results)

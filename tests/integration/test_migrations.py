@@ -18,7 +18,10 @@ from focuscrawl.database import (
 from focuscrawl.errors import SchemaError
 from focuscrawl.schema import metadata
 
-TABLES = {"taxonomy", "example", "site", "doc", "doc_text", "link", "distill_run", "hits_score"}
+TABLES = {
+    "taxonomy", "example", "site", "doc", "doc_text", "link", "distill_run", "hits_score",
+    "model", "doc_class",
+}  # fmt: skip
 
 
 def _tables(engine: sa.Engine) -> set[str]:

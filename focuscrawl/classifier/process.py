@@ -1,0 +1,143 @@
+"""The classifier process: score fetched pages in batches and pass relevance on.
+
+Each step is one transaction: claim up to ``batch`` fetched, unscored pages (SKIP
+LOCKED, so any number of classifiers share the queue), score them with the newest
+model, write relevance, best leaf and node scores, and hand relevance to their
+unvisited out-links (sql/classify.sql). A crash rolls the step back; nothing is lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from focuscrawl.classifier.store import StoredModel, latest_model
+from focuscrawl.database import execute
+from focuscrawl.queries import queries
+from focuscrawl.taxonomy import Tree, load_tree
+
+__all__ = ["BATCH", "Classifier", "ClassifyStats", "good_sets", "node_scores_text"]
+
+BATCH = 256  # pages per transaction
+POLL_S = 1.0  # wait when the queue is empty
+DB_RETRY_S = 2.0  # wait when PostgreSQL is away
+
+log = logging.getLogger("focuscrawl.classifier")
+
+
+@dataclass
+class ClassifyStats:
+    scored: int = 0
+    batches: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def rate(self) -> float:
+        return self.scored / max(time.monotonic() - self.started, 1e-9)
+
+
+def good_sets(tree: Tree) -> tuple[list[int], list[int]]:
+    """(good frontier, leaves whose path holds a good node)."""
+    return tree.good_frontier(), [k for k in tree.leaves() if tree.is_good(k)]
+
+
+def node_scores_text(logp: np.ndarray) -> list[str]:
+    """Rows of log-probabilities as PostgreSQL array literals (real precision)."""
+    template = "{" + ",".join(["%.7g"] * logp.shape[1]) + "}"
+    return [template % tuple(row) for row in np.maximum(logp, -1e30).tolist()]
+
+
+class Classifier:
+    """Scores the queue of fetched pages until stopped (or, with ``once``, until empty)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        batch: int = BATCH,
+        poll_seconds: float = POLL_S,
+        on_batch: Callable[[ClassifyStats], None] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.batch = batch
+        self.poll_seconds = poll_seconds
+        self.on_batch = on_batch
+        self.stats = ClassifyStats()
+        self.stop_event = threading.Event()
+        self._model: StoredModel | None = None
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def run(self, once: bool = False) -> ClassifyStats:
+        while not self.stop_event.is_set():
+            try:
+                done = self.step()
+            except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
+                if not exc.connection_invalidated and "connect" not in str(exc).lower():
+                    raise
+                log.warning("event=db_wait error=%s", str(exc.orig).strip()[:100])
+                self.stop_event.wait(DB_RETRY_S)
+                continue
+            if done == 0:
+                if once:
+                    break
+                self.stop_event.wait(self.poll_seconds)
+        return self.stats
+
+    def _current_model(self, connection: Connection) -> StoredModel:
+        newest = execute(connection, queries["newest_model_id"]).scalar()
+        if self._model is None or newest != self._model.model_id:
+            self._model = latest_model(connection)
+            log.info("event=model model_id=%s", self._model.model_id)
+        return self._model
+
+    def step(self) -> int:
+        """Score one batch; returns how many pages it scored."""
+        with self.engine.begin() as connection:
+            stored = self._current_model(connection)
+            tree = load_tree(connection)
+            stored.check_tree(tree)
+            rows = execute(connection, queries["claim_unclassified"], {"batch": self.batch}).all()
+            if not rows:
+                return 0
+            frontier, good_leaves = good_sets(tree)
+            with_text = [r for r in rows if r.text]
+            oids = [r.oid for r in rows]
+            relevances: list[float | None] = [None] * len(rows)
+            cids: list[int | None] = [None] * len(rows)
+            if with_text:
+                scores = stored.model.score([f"{r.title or ''}\n{r.text}" for r in with_text])
+                relevance = scores.log_relevance(frontier)
+                best = scores.best_leaf()
+                position = {oid: i for i, oid in enumerate(oids)}
+                for j, row in enumerate(with_text):
+                    i = position[row.oid]
+                    relevances[i] = float(relevance[j])
+                    cids[i] = int(best[j])
+                execute(
+                    connection,
+                    queries["write_node_scores"],
+                    {
+                        "model_id": stored.model_id,
+                        "oids": [r.oid for r in with_text],
+                        "logps": node_scores_text(scores.logp),
+                    },
+                )
+            params = {"model_id": stored.model_id, "oids": oids}
+            execute(
+                connection,
+                queries["write_scores"],
+                {**params, "relevances": relevances, "cids": cids},
+            )
+            execute(connection, queries["pass_relevance"], {**params, "good_leaves": good_leaves})
+        self.stats.scored += len(rows)
+        self.stats.batches += 1
+        if self.on_batch is not None:
+            self.on_batch(self.stats)
+        return len(rows)

@@ -1,0 +1,113 @@
+"""Trained models in the ``model`` table: every classifier process uses the newest."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.engine import Connection, Engine
+
+from focuscrawl.classifier.model import (
+    DEFAULT_ALPHA,
+    DEFAULT_CHILDREN,
+    DEFAULT_FEATURES,
+    HierarchicalModel,
+)
+from focuscrawl.database import execute
+from focuscrawl.errors import TaxonomyError
+from focuscrawl.queries import queries
+from focuscrawl.taxonomy import Tree, load_tree
+
+__all__ = ["StoredModel", "latest_model", "save_model", "train_model", "training_documents"]
+
+
+@dataclass
+class StoredModel:
+    model_id: int
+    created_at: datetime
+    taxonomy_digest: str
+    examples: int
+    model: HierarchicalModel
+
+    def check_tree(self, tree: Tree) -> None:
+        if tree.digest() != self.taxonomy_digest:
+            raise TaxonomyError(
+                f"the taxonomy changed since model {self.model_id} was trained; "
+                "run: focuscrawl classify train"
+            )
+
+
+def training_documents(connection: Connection) -> tuple[list[str], list[list[int]]]:
+    """Example texts, one per document, with all of the document's categories.
+
+    Rows sharing a URL are one document; rows without a URL are each their own.
+    """
+    texts: dict[Any, str] = {}
+    labels: dict[Any, list[int]] = defaultdict(list)
+    for row in execute(connection, queries["training_examples"]):
+        key = row.url if row.url is not None else ("eid", row.eid)
+        texts.setdefault(key, row.text)
+        labels[key].append(row.kcid)
+    return list(texts.values()), [labels[k] for k in texts]
+
+
+def save_model(connection: Connection, model: HierarchicalModel, tree: Tree, examples: int) -> int:
+    row = execute(
+        connection,
+        queries["save_model"],
+        {
+            "digest": tree.digest(),
+            "examples": examples,
+            "params": json.dumps(model.params),
+            "weights": model.to_bytes(),
+        },
+    ).one()
+    return int(row.model_id)
+
+
+def train_model(
+    engine: Engine,
+    features_per_node: int = DEFAULT_FEATURES,
+    alpha: float = DEFAULT_ALPHA,
+    children: str = DEFAULT_CHILDREN,
+) -> tuple[int, HierarchicalModel]:
+    """Train on the stored examples and store the model; returns (model_id, model)."""
+    with engine.begin() as connection:
+        tree = load_tree(connection)
+        texts, labels = training_documents(connection)
+        if not texts:
+            raise TaxonomyError("no examples to train on; run: focuscrawl taxonomy import")
+        model = HierarchicalModel.train(
+            tree, texts, labels, features_per_node, alpha, children=children
+        )
+        model_id = save_model(connection, model, tree, len(texts))
+    return model_id, model
+
+
+def _stored(row: Any) -> StoredModel:
+    params = row.params if isinstance(row.params, dict) else json.loads(row.params)
+    return StoredModel(
+        row.model_id,
+        row.created_at,
+        row.taxonomy_digest,
+        row.examples,
+        HierarchicalModel.from_bytes(bytes(row.weights), params),
+    )
+
+
+def latest_model(connectable: Engine | Connection) -> StoredModel:
+    """The model in use (the newest); raises when none was trained."""
+    if isinstance(connectable, Engine):
+        with connectable.connect() as connection:
+            return latest_model(connection)
+    row = execute(connectable, queries["latest_model"]).first()
+    if row is None:
+        raise TaxonomyError("no classifier is trained; run: focuscrawl classify train")
+    return _stored(row)
+
+
+def scored_models(connection: Connection) -> list[StoredModel]:
+    return [_stored(row) for row in execute(connection, queries["scored_models"])]

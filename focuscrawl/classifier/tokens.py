@@ -1,0 +1,77 @@
+"""Turning text into term counts: one tokeniser for training and scoring alike.
+
+A term is a run of two or more letters, lower-cased (digits and punctuation split
+terms). Counting goes through ``collections.Counter`` (its C loop) and looks up each
+distinct term once, which is what makes one-page-at-a-time scoring fast. Texts are
+counted once (``count_terms``); vocabularies and matrices are built from the counts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+from scipy import sparse
+
+__all__ = [
+    "build_vocabulary",
+    "count_matrix",
+    "count_terms",
+    "matrix_of",
+    "tokenize",
+    "vocabulary_of",
+]
+
+_TERM = re.compile(r"[^\W\d_]{2,}")
+_ASCII_TERM = re.compile(r"[a-z]{2,}")  # the same terms on ASCII text, twice as fast
+
+
+def tokenize(text: str) -> list[str]:
+    lower = text.lower()
+    return (_ASCII_TERM if lower.isascii() else _TERM).findall(lower)
+
+
+def count_terms(texts: Iterable[str]) -> list[Counter[str]]:
+    return [Counter(tokenize(text)) for text in texts]
+
+
+def matrix_of(counts: Sequence[Counter[str]], vocabulary: Mapping[str, int]) -> sparse.csr_matrix:
+    """Term counts over ``vocabulary`` (term -> column); unknown terms drop."""
+    indices: list[int] = []
+    data: list[int] = []
+    indptr = [0]
+    get = vocabulary.get
+    for counter in counts:
+        for term, count in counter.items():
+            column = get(term)
+            if column is not None:
+                indices.append(column)
+                data.append(count)
+        indptr.append(len(indices))
+    return sparse.csr_matrix(
+        (
+            np.asarray(data, dtype=np.float64),
+            np.asarray(indices, dtype=np.int32),
+            np.asarray(indptr, dtype=np.int64),
+        ),
+        shape=(len(indptr) - 1, len(vocabulary)),
+    )
+
+
+def count_matrix(texts: Iterable[str], vocabulary: Mapping[str, int]) -> sparse.csr_matrix:
+    return matrix_of(count_terms(texts), vocabulary)
+
+
+def vocabulary_of(counts: Sequence[Counter[str]], min_df: int = 2) -> dict[str, int]:
+    """Terms found in at least ``min_df`` of the documents, in sorted order."""
+    df: Counter[str] = Counter()
+    for counter in counts:
+        df.update(counter.keys())
+    terms = sorted(term for term, n in df.items() if n >= min_df)
+    return {term: i for i, term in enumerate(terms)}
+
+
+def build_vocabulary(texts: Sequence[str], min_df: int = 2) -> dict[str, int]:
+    return vocabulary_of(count_terms(texts), min_df)

@@ -1,0 +1,165 @@
+"""``focuscrawl classify``: train, run, rescore and evaluate the classifier."""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+from typing import Annotated
+
+import typer
+
+from focuscrawl.cli.common import engine_from, settings_from
+from focuscrawl.database import execute
+from focuscrawl.queries import queries
+from focuscrawl.taxonomy import load_tree
+from focuscrawl.webbox.corpus import corpus_dir
+
+app = typer.Typer(help="The hierarchical classifier.", no_args_is_help=True)
+
+# Defaults repeated from focuscrawl.classifier (a test checks they agree): the
+# classifier's modules load numpy, scipy and scikit-learn, a second at the start of
+# every command, so commands import them only when they run.
+DEFAULT_FEATURES = 20000
+DEFAULT_ALPHA = 0.1
+DEFAULT_CHILDREN = "mixture"
+BATCH = 256
+
+
+@app.command()
+def train(
+    ctx: typer.Context,
+    features: Annotated[int, typer.Option(help="Terms kept per internal node (Fisher).")] = (
+        DEFAULT_FEATURES
+    ),
+    alpha: Annotated[float, typer.Option(help="Laplace smoothing of term probabilities.")] = (
+        DEFAULT_ALPHA
+    ),
+    children: Annotated[
+        str,
+        typer.Option(
+            help="How a node models its children: 'mixture' (one multinomial per labelled "
+            "category below each child) or 'pooled' (one per child)."
+        ),
+    ] = DEFAULT_CHILDREN,
+) -> None:
+    """Train on the stored examples and store the model; classifiers switch to it."""
+    from focuscrawl.classifier.store import train_model
+
+    model_id, model = train_model(engine_from(ctx), features, alpha, children)
+    p = model.params
+    typer.echo(
+        f"model {model_id}: {p['nodes']} nodes, {p['terms']} terms "
+        f"(of {p['vocabulary']}), {features} per node, {p['components']} {children} "
+        f"components, alpha {alpha}"
+    )
+
+
+@app.command()
+def info(ctx: typer.Context) -> None:
+    """Show the trained models, newest (the one in use) first."""
+    engine = engine_from(ctx)
+    with engine.connect() as connection:
+        rows = execute(connection, queries["model_summaries"]).all()
+        digest = load_tree(connection).digest()
+        backlog = execute(connection, queries["classifier_backlog"]).scalar()
+    if not rows:
+        typer.echo("no model; run: focuscrawl classify train")
+    for i, row in enumerate(rows):
+        p = row.params
+        status = "in use" if i == 0 else "old"
+        if row.taxonomy_digest != digest:
+            status += ", other taxonomy"
+        typer.echo(
+            f"model {row.model_id} ({status}): trained {row.created_at:%Y-%m-%d %H:%M:%S} on "
+            f"{row.examples} documents; {p['nodes']} nodes, {p['terms']} terms, "
+            f"{p['features_per_node']} per node ({p['selection']}), alpha {p['alpha']}; "
+            f"{row.bytes:,} bytes; scored {row.scored} pages"
+        )
+    typer.echo(f"backlog: {backlog} fetched pages not yet scored")
+
+
+@app.command()
+def run(
+    ctx: typer.Context,
+    batch: Annotated[int, typer.Option(help="Pages per transaction.")] = BATCH,
+    once: Annotated[bool, typer.Option("--once", help="Exit when the queue is empty.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+) -> None:
+    """Score fetched pages and pass relevance to their out-links, until SIGTERM."""
+    from focuscrawl.classifier.process import Classifier, ClassifyStats
+
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+
+    def progress(stats: ClassifyStats) -> None:
+        if not quiet and stats.batches % 10 == 1:
+            typer.echo(f"scored {stats.scored} pages, {stats.rate():.0f} pages/s", err=True)
+
+    classifier = Classifier(engine_from(ctx), batch=batch, on_batch=progress)
+
+    def stop(signum: int, frame: object) -> None:
+        classifier.stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    stats = classifier.run(once=once)
+    if not quiet:
+        typer.echo(f"scored {stats.scored} pages; {stats.rate():.0f} pages/s")
+
+
+@app.command()
+def rescore(ctx: typer.Context) -> None:
+    """Recompute relevance after good marks changed (no retraining), and the frontier."""
+    from focuscrawl.classifier.rescore import rescore as rescore_all
+
+    result = rescore_all(engine_from(ctx))
+    typer.echo(f"rescored {result.pages} pages; {result.frontier} frontier URLs re-estimated")
+    if result.skipped_models:
+        typer.echo(
+            f"left pages of models {result.skipped_models}: trained on another taxonomy; "
+            "run classify train, then reclassify"
+        )
+
+
+@app.command()
+def evaluate(
+    ctx: typer.Context,
+    corpus: Annotated[str, typer.Option(help="Web-in-a-box corpus with ground truth.")] = (
+        "wikispeedia"
+    ),
+    topic: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Evaluate relevance with these categories as the good set (repeat for "
+            "several topics; comma-separated paths form one set). Default: the marked ones.",
+            show_default=False,
+        ),
+    ] = None,
+    threshold: Annotated[float, typer.Option(help="R(d) above this counts as relevant.")] = 0.5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Accuracy per level and relevance F1 on labelled pages that were not examples,
+    against a flat naive Bayes in the same run."""
+    from focuscrawl.classifier.evaluate import evaluate as evaluate_model
+
+    settings = settings_from(ctx)
+    topics = [t.split(",") for t in topic] if topic else None
+    result = evaluate_model(
+        engine_from(ctx), corpus_dir(corpus, settings.home_path), threshold, topics
+    )
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    typer.echo(f"model {result.model_id}: {result.documents} labelled pages not used for training")
+    levels = sorted(result.hierarchical.level)
+    typer.echo(f"{'accuracy':<14}" + "".join(f"  level {k}" for k in levels) + "     leaf")
+    for name, a in (("hierarchical", result.hierarchical), ("flat NB", result.flat)):
+        cells = "".join(f"  {a.level.get(k, 0):7.3f}" for k in levels)
+        typer.echo(f"{name:<14}{cells}  {a.leaf:7.3f}")
+    typer.echo(f"relevance (R > {result.threshold})  precision  recall     F1")
+    for t in result.topics:
+        typer.echo(f"{', '.join(t.good) or '(nothing marked)'}: {t.relevant} relevant pages")
+        for name, r in (("hierarchical", t.hierarchical), ("flat NB", t.flat)):
+            typer.echo(f"  {name:<22}{r.precision:9.3f}  {r.recall:6.3f}  {r.f1:5.3f}")

@@ -1,0 +1,122 @@
+-- The classifier: models, the queue of fetched pages, scores, and passing relevance on.
+-- relevance is log R(d), R(d) = sum of Pr[c|d] over the good frontier (marked nodes
+-- with no marked ancestor); -Infinity when nothing is marked.
+
+-- save_model --
+INSERT INTO model (taxonomy_digest, examples, params, weights)
+VALUES (%(digest)s, %(examples)s, %(params)s, %(weights)s)
+RETURNING model_id, created_at;
+
+-- latest_model --
+-- The model in use: the newest.
+SELECT model_id, created_at, taxonomy_digest, examples, params, weights
+FROM model ORDER BY model_id DESC LIMIT 1;
+
+-- model_summaries --
+SELECT m.model_id, m.created_at, m.taxonomy_digest, m.examples, m.params,
+       length(m.weights) AS bytes,
+       (SELECT count(*) FROM doc WHERE doc.model_id = m.model_id AND doc.state = 2) AS scored
+FROM model AS m ORDER BY m.model_id DESC;
+
+-- claim_unclassified --
+-- The next fetched, unscored pages in fetch order, off doc_unclassified. The rows stay
+-- locked until the scores are written in the same transaction; SKIP LOCKED lets
+-- several classifiers share the queue, and a crashed one loses nothing.
+SELECT d.oid, d.title, t.text
+FROM doc AS d
+LEFT JOIN doc_text AS t ON t.oid = d.oid
+WHERE d.oid IN (
+    SELECT oid FROM doc
+    WHERE state = 2 AND model_id IS NULL
+    ORDER BY fetch_seq
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+);
+
+-- write_scores --
+-- Relevance and best leaf of scored pages. A page without text (a redirect, a PDF)
+-- keeps its estimate and no category (cid NULL).
+UPDATE doc AS d
+SET relevance = coalesce(s.relevance, d.relevance), cid = s.cid, model_id = %(model_id)s
+FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(cids)s::smallint[])
+     AS s(oid, relevance, cid)
+WHERE d.oid = s.oid;
+
+-- write_node_scores --
+-- log Pr[c|d] of every node, in the model's node order, for rescoring without the text.
+INSERT INTO doc_class (oid, model_id, logp)
+SELECT s.oid, %(model_id)s, s.logp::real[]
+FROM unnest(%(oids)s::bigint[], %(logps)s::text[]) AS s(oid, logp)
+ON CONFLICT (oid) DO UPDATE SET model_id = EXCLUDED.model_id, logp = EXCLUDED.logp;
+
+-- pass_relevance --
+-- Hand the scored pages' relevance to their unvisited out-links. Soft focus: a URL's
+-- estimate is the highest relevance among its scored parents (the first scored parent
+-- replaces the crawler's provisional estimate, model_id NULL). Hard focus: held URLs
+-- are released when some parent's best leaf lies below a good node (a page without
+-- text passes its own release on). Seeds keep their rank.
+WITH estimate AS (
+    SELECT l.oid_dst AS oid, max(p.relevance) AS relevance,
+           bool_or(p.cid IS NULL OR p.cid = ANY(%(good_leaves)s::smallint[])) AS release
+    FROM link AS l
+    JOIN doc AS p ON p.oid = l.oid_src
+    WHERE l.oid_src = ANY(%(oids)s::bigint[])
+    GROUP BY l.oid_dst
+)
+UPDATE doc AS d
+SET relevance = CASE WHEN d.model_id IS NULL THEN e.relevance
+                     ELSE greatest(d.relevance, e.relevance) END,
+    model_id = %(model_id)s,
+    state = CASE WHEN d.state = 4 AND e.release THEN 0 ELSE d.state END
+FROM estimate AS e
+WHERE d.oid = e.oid AND d.state IN (0, 4) AND d.priority > -32768;
+
+-- rescore_docs --
+-- After good marks change: recompute log R(d) of every page scored by this model from
+-- its stored node scores (%(columns)s: 1-based positions of the good frontier in the
+-- model's node order). exp() is guarded against underflow, which PostgreSQL reports
+-- as an error.
+UPDATE doc AS d
+SET relevance = CASE WHEN cardinality(%(columns)s::int[]) = 0 THEN '-Infinity'::float8
+                     ELSE r.top + ln(r.total) END
+FROM (
+    SELECT c.oid, top.top,
+           (SELECT sum(exp(greatest(c.logp[i] - top.top, -700)))
+            FROM unnest(%(columns)s::int[]) AS i) AS total
+    FROM doc_class AS c
+    CROSS JOIN LATERAL (
+        SELECT max(c.logp[i])::float8 AS top FROM unnest(%(columns)s::int[]) AS i
+    ) AS top
+    WHERE c.model_id = %(model_id)s
+) AS r
+WHERE d.oid = r.oid AND d.model_id = %(model_id)s AND d.state = 2;
+
+-- rescore_frontier --
+-- ... and the frontier follows: each unvisited URL's estimate is again the best of its
+-- scored parents; held URLs below a now-good best leaf are released.
+WITH estimate AS (
+    SELECT l.oid_dst AS oid, max(p.relevance) AS relevance, max(p.model_id) AS model_id,
+           bool_or(p.cid IS NULL OR p.cid = ANY(%(good_leaves)s::smallint[])) AS release
+    FROM link AS l
+    JOIN doc AS p ON p.oid = l.oid_src
+    WHERE p.state = 2 AND p.model_id IS NOT NULL
+    GROUP BY l.oid_dst
+)
+UPDATE doc AS d
+SET relevance = e.relevance,
+    model_id = e.model_id,
+    state = CASE WHEN d.state = 4 AND e.release THEN 0 ELSE d.state END
+FROM estimate AS e
+WHERE d.oid = e.oid AND d.state IN (0, 4) AND d.priority > -32768;
+
+-- classifier_backlog --
+SELECT count(*) AS backlog FROM doc WHERE state = 2 AND model_id IS NULL;
+
+-- newest_model_id --
+SELECT max(model_id) AS model_id FROM model;
+
+-- scored_models --
+-- Models that scored pages, for rescoring.
+SELECT m.model_id, m.created_at, m.taxonomy_digest, m.examples, m.params, m.weights
+FROM model AS m
+WHERE EXISTS (SELECT 1 FROM doc_class AS c WHERE c.model_id = m.model_id);

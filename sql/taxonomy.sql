@@ -1,0 +1,41 @@
+-- The topic tree and its training examples.
+
+-- taxonomy_nodes --
+-- The whole tree (it is small: a few hundred nodes).
+SELECT kcid, pcid, kcname, good FROM taxonomy ORDER BY kcid;
+
+-- set_good --
+-- Mark (good = 1) or unmark (good = 0) categories; descendants inherit the mark.
+UPDATE taxonomy SET good = %(good)s WHERE kcid = ANY(%(kcids)s::smallint[]);
+
+-- taxonomy_size --
+SELECT (SELECT count(*) FROM taxonomy) AS categories, (SELECT count(*) FROM example) AS examples;
+
+-- clear_taxonomy --
+-- Before importing a new tree (in the same transaction): examples go with it.
+DELETE FROM example;
+DELETE FROM taxonomy;
+
+-- insert_nodes --
+INSERT INTO taxonomy (kcid, pcid, kcname, good)
+SELECT * FROM unnest(%(kcids)s::smallint[], %(pcids)s::smallint[], %(names)s::text[],
+                     %(goods)s::smallint[]);
+
+-- insert_examples --
+-- A document with several categories is one row per category.
+INSERT INTO example (kcid, url, title, text)
+SELECT * FROM unnest(%(kcids)s::smallint[], %(urls)s::text[], %(titles)s::text[],
+                     %(texts)s::text[]);
+
+-- example_counts --
+-- Examples labelled with each category itself (not counting its descendants).
+SELECT kcid, count(*) AS examples FROM example GROUP BY kcid;
+
+-- training_examples --
+-- Every example with its category; one document may appear under several. The text
+-- classified is the title, a newline, then the body text (as for crawled pages).
+SELECT eid, kcid, url, coalesce(title, '') || E'\n' || text AS text FROM example ORDER BY eid;
+
+-- example_urls --
+-- URLs used for training: the evaluation leaves them out.
+SELECT DISTINCT url FROM example WHERE url IS NOT NULL;

@@ -1,0 +1,189 @@
+"""The classifier against a real database: import, train, score, pass relevance on,
+rescore; and crawls that follow what it writes (soft) or obey it (hard)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from focuscrawl.classifier import Classifier, latest_model, train_model
+from focuscrawl.classifier.rescore import rescore
+from focuscrawl.crawler.config import Mode
+from focuscrawl.errors import TaxonomyError
+from focuscrawl.schema import SEED_PRIORITY
+from focuscrawl.taxonomy import load_tree, set_good
+from focuscrawl.taxonomy_import import Example, TaxonomyImport, from_directory, store_import
+from focuscrawl.webbox import WebBox, WebBoxThread
+from focuscrawl.webbox.corpus import StaticCorpus, read_meta
+from tests.classifier.topics import page_url, write_corpus, write_tree_dir
+from tests.crawler.conftest import crawl
+
+SEEDS = [page_url("topics.sports.cycling", i) for i in (1, 2)]
+
+
+@pytest.fixture(scope="module")
+def topic_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebBoxThread]:
+    directory = write_corpus(tmp_path_factory.mktemp("topics"))
+    corpus = StaticCorpus.load(directory, read_meta(directory))
+    with WebBoxThread(WebBox(corpus, faults=False)) as running:
+        yield running
+
+
+@pytest.fixture
+def trained(engine: sa.Engine, tmp_path: Path) -> sa.Engine:
+    store_import(engine, from_directory(write_tree_dir(tmp_path / "tree")))
+    set_good(engine, ["topics.sports"], True)
+    train_model(engine)
+    return engine
+
+
+def _rows(engine: sa.Engine, statement: str) -> list[sa.Row[tuple[object, ...]]]:
+    with engine.connect() as connection:
+        return list(connection.exec_driver_sql(statement).all())
+
+
+def test_import_is_all_or_nothing(engine: sa.Engine, tmp_path: Path) -> None:
+    data = from_directory(write_tree_dir(tmp_path / "tree"))
+    store_import(engine, data)
+    with pytest.raises(TaxonomyError, match=r"already loaded .*--replace"):
+        store_import(engine, data)
+    broken = TaxonomyImport(data.tree, [*data.examples, Example(999, None, "", "orphan")])
+    with pytest.raises(sa.exc.IntegrityError):
+        store_import(engine, broken, replace=True)
+    counts = _rows(engine, "SELECT (SELECT count(*) FROM taxonomy), (SELECT count(*) FROM example)")
+    assert tuple(counts[0]) == (len(data.tree.nodes), len(data.examples))
+
+
+def test_scores_are_written_and_passed_to_out_links(
+    trained: sa.Engine, topic_web: WebBoxThread
+) -> None:
+    engine = trained
+    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=12, threads=2)
+    stats = Classifier(engine, batch=5).run(once=True)
+    fetched = _rows(
+        engine,
+        "SELECT d.oid, d.relevance, d.cid, d.model_id, d.title, t.text, c.logp "
+        "FROM doc d JOIN doc_text t USING (oid) JOIN doc_class c USING (oid) WHERE d.state = 2",
+    )
+    assert stats.scored == len(fetched) >= 12
+    stored = latest_model(engine)
+    with engine.connect() as connection:
+        tree = load_tree(connection)
+    scores = stored.model.score([f"{r.title or ''}\n{r.text}" for r in fetched])
+    expected = scores.log_relevance(tree.good_frontier())
+    assert np.allclose([r.relevance for r in fetched], expected)
+    assert [r.cid for r in fetched] == [int(k) for k in scores.best_leaf()]
+    assert {r.model_id for r in fetched} == {stored.model_id}
+    assert np.allclose([r.logp for r in fetched], scores.logp, atol=1e-4)
+    # every unvisited URL's estimate is the best relevance among its scored parents
+    mismatched = _rows(
+        engine,
+        f"""
+        SELECT d.oid FROM doc d
+        JOIN link l ON l.oid_dst = d.oid JOIN doc p ON p.oid = l.oid_src AND p.state = 2
+        WHERE d.state = 0 AND d.priority > {SEED_PRIORITY}
+        GROUP BY d.oid, d.relevance HAVING d.relevance <> max(p.relevance)
+        """,
+    )
+    assert mismatched == []
+    assert _rows(engine, "SELECT count(*) FROM doc WHERE state = 0 AND model_id IS NULL")[0][0] == 0
+    # a second pass finds nothing to do
+    assert Classifier(engine).run(once=True).scored == 0
+
+
+def test_rescore_follows_new_marks_without_retraining(
+    trained: sa.Engine, topic_web: WebBoxThread
+) -> None:
+    engine = trained
+    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=15, threads=2)
+    Classifier(engine).run(once=True)
+    before = dict(_rows(engine, "SELECT oid, relevance FROM doc WHERE state = 2"))
+    set_good(engine, ["topics.sports"], False)
+    set_good(engine, ["topics.science"], True)
+    result = rescore(engine)
+    assert result.pages == len(before) and result.skipped_models == []
+    fetched = _rows(
+        engine,
+        "SELECT d.relevance, d.title, t.text FROM doc d JOIN doc_text t USING (oid) "
+        "WHERE d.state = 2",
+    )
+    stored = latest_model(engine)
+    with engine.connect() as connection:
+        tree = load_tree(connection)
+    expected = stored.model.score([f"{r.title or ''}\n{r.text}" for r in fetched]).log_relevance(
+        tree.good_frontier()
+    )
+    assert np.allclose([r.relevance for r in fetched], expected, atol=1e-4)
+    # sports and science are complements at the top of the tree: R flips to 1 - R
+    after = dict(_rows(engine, "SELECT oid, relevance FROM doc WHERE state = 2"))
+    for oid, old in before.items():
+        assert math.isclose(math.exp(old) + math.exp(after[oid]), 1.0, abs_tol=1e-4)
+    stale = _rows(
+        engine,
+        f"""
+        SELECT d.oid FROM doc d
+        JOIN link l ON l.oid_dst = d.oid JOIN doc p ON p.oid = l.oid_src AND p.state = 2
+        WHERE d.state = 0 AND d.priority > {SEED_PRIORITY}
+        GROUP BY d.oid, d.relevance HAVING abs(d.relevance - max(p.relevance)) > 1e-9
+        """,
+    )
+    assert stale == []
+
+
+def test_soft_crawl_takes_the_frontier_in_written_relevance_order(
+    trained: sa.Engine, topic_web: WebBoxThread
+) -> None:
+    engine = trained
+    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=4, threads=1)
+    for _ in range(5):
+        Classifier(engine).run(once=True)
+        ranked = _rows(
+            engine,
+            "SELECT oid, relevance FROM doc WHERE state = 0 "
+            "ORDER BY num_tries, relevance DESC, priority, bytehash",
+        )
+        crawl(engine, topic_web.proxy, [], mode=Mode.SOFT, max_pages=3, threads=1,
+              batch_per_thread=3)  # fmt: skip
+        taken = {r.oid for r in _rows(engine, "SELECT oid FROM doc WHERE state = 2")}
+        now_taken = [i for i, (oid, _) in enumerate(ranked) if oid in taken]
+        assert now_taken == [0, 1, 2]  # exactly the three best estimates
+        assert ranked[0].relevance >= ranked[-1].relevance
+
+
+def test_hard_crawl_never_fetches_a_child_of_an_off_topic_page(
+    trained: sa.Engine, topic_web: WebBoxThread
+) -> None:
+    engine = trained
+    with engine.connect() as connection:
+        tree = load_tree(connection)
+    good_leaves = [k for k in tree.leaves() if tree.is_good(k)]
+    seeds = [*SEEDS, page_url("topics.science.biology", 1)]
+    crawl(engine, topic_web.proxy, seeds, mode=Mode.HARD, max_pages=3, threads=1)
+    for _ in range(8):
+        Classifier(engine).run(once=True)
+        crawl(engine, topic_web.proxy, [], mode=Mode.HARD, max_pages=5, threads=2)
+    Classifier(engine).run(once=True)
+    fetched = _rows(
+        engine, f"SELECT count(*) FROM doc WHERE state = 2 AND priority > {SEED_PRIORITY}"
+    )
+    assert fetched[0][0] >= 20
+    orphans = _rows(
+        engine,
+        f"""
+        SELECT d.url FROM doc d
+        WHERE d.state = 2 AND d.priority > {SEED_PRIORITY}
+          AND NOT EXISTS (
+              SELECT 1 FROM link l JOIN doc p ON p.oid = l.oid_src
+              WHERE l.oid_dst = d.oid AND p.state = 2
+                AND p.cid = ANY(ARRAY{good_leaves}::smallint[]))
+        """,
+    )
+    assert orphans == []
+    # the science seed was fetched, and its out-links stay held
+    held = _rows(engine, "SELECT count(*) FROM doc WHERE state = 4")
+    assert held[0][0] > 0
