@@ -35,7 +35,13 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from focuscrawl.classifier.tokens import count_matrix, count_terms, matrix_of, vocabulary_of
+from focuscrawl.classifier.tokens import (
+    count_matrix,
+    count_terms,
+    matrix_of,
+    tokenize,
+    vocabulary_of,
+)
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.taxonomy import Tree
 
@@ -108,6 +114,9 @@ class HierarchicalModel:
             starts = []
         self.component_starts = np.asarray(starts, dtype=np.int64)
         self.scored_nodes = owners[self.component_starts] if starts else owners[:0]
+        self._component_group = np.repeat(
+            np.arange(len(starts)), np.diff(np.append(self.component_starts, len(owners)))
+        )
         # sibling groups: runs of equal parent among columns 1..n-1
         groups = [1] + [j for j in range(2, n) if parents[j] != parents[j - 1]]
         self.group_starts = np.asarray(groups, dtype=np.int64)
@@ -125,18 +134,33 @@ class HierarchicalModel:
 
     def score_counts(self, counts: sparse.csr_matrix) -> Scores:
         """log Pr[node | doc] for every row of term counts."""
-        n_docs, n_nodes = counts.shape[0], len(self.kcids)
+        comp = np.asarray(counts.astype(np.float32) @ self.weights, dtype=np.float64)
+        return self._normalise(comp)
+
+    def score_one(self, terms: Counter[str]) -> Scores:
+        """One document's counted terms: gathers the weight rows of its terms instead
+        of building a sparse matrix (a third of the time for a single page)."""
+        get = self.vocabulary.get
+        rows: list[int] = []
+        counts: list[int] = []
+        for term, n in terms.items():
+            j = get(term)
+            if j is not None:
+                rows.append(j)
+                counts.append(n)
+        comp = np.asarray(counts, dtype=np.float32) @ self.weights[rows]
+        return self._normalise(comp.astype(np.float64)[None, :])
+
+    def _normalise(self, comp: Floats) -> Scores:
+        n_docs, n_nodes = comp.shape[0], len(self.kcids)
         raw = np.zeros((n_docs, n_nodes))
         if len(self.owners):
             # log Pr[d | c] up to a constant shared by siblings: log-sum-exp over c's components
-            comp = np.asarray(counts.astype(np.float32) @ self.weights, dtype=np.float64)
             comp += self.bias
             top = np.maximum.reduceat(comp, self.component_starts, axis=1)
-            spread = np.repeat(
-                np.arange(len(self.component_starts)),
-                np.diff(np.append(self.component_starts, len(self.owners))),
+            total = np.add.reduceat(
+                np.exp(comp - top[:, self._component_group]), self.component_starts, axis=1
             )
-            total = np.add.reduceat(np.exp(comp - top[:, spread]), self.component_starts, axis=1)
             raw[:, self.scored_nodes] = top + np.log(total)
         logp = np.zeros_like(raw)
         if n_nodes > 1:
@@ -150,6 +174,8 @@ class HierarchicalModel:
         return Scores(logp, self)
 
     def score(self, texts: Sequence[str]) -> Scores:
+        if len(texts) == 1:
+            return self.score_one(Counter(tokenize(texts[0])))
         return self.score_counts(self.vectorize(texts))
 
     def score_terms(self, terms: Sequence[Counter[str]]) -> Scores:

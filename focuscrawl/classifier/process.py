@@ -20,14 +20,16 @@ from sqlalchemy.engine import Connection, Engine
 
 from focuscrawl.classifier.store import StoredModel, latest_model
 from focuscrawl.database import execute
+from focuscrawl.errors import TaxonomyError
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import Tree, load_tree
 
 __all__ = ["BATCH", "Classifier", "ClassifyStats", "good_sets", "node_scores_text"]
 
 BATCH = 256  # pages per transaction
-POLL_S = 1.0  # wait when the queue is empty
+POLL_S = 0.25  # wait when the queue is empty (cheap: an empty partial index)
 DB_RETRY_S = 2.0  # wait when PostgreSQL is away
+WAIT_FOR_MODEL_S = 10.0  # a long-running classifier waits for `classify train`
 
 log = logging.getLogger("focuscrawl.classifier")
 
@@ -54,7 +56,11 @@ def node_scores_text(logp: np.ndarray) -> list[str]:
 
 
 class Classifier:
-    """Scores the queue of fetched pages until stopped (or, with ``once``, until empty)."""
+    """Scores the queue of fetched pages until stopped (or, with ``once``, until empty).
+
+    Without a trained model (or with one trained on another taxonomy) it waits for
+    ``classify train``; with ``once`` it raises instead.
+    """
 
     def __init__(
         self,
@@ -83,6 +89,12 @@ class Classifier:
                     raise
                 log.warning("event=db_wait error=%s", str(exc.orig).strip()[:100])
                 self.stop_event.wait(DB_RETRY_S)
+                continue
+            except TaxonomyError as exc:  # no model yet, or the taxonomy changed under it
+                if once:
+                    raise
+                log.warning("event=waiting reason=%s", exc)
+                self.stop_event.wait(WAIT_FOR_MODEL_S)
                 continue
             if done == 0:
                 if once:

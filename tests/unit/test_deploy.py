@@ -25,7 +25,7 @@ def test_systemd_unit_verifies(unit: Path, tmp_path: Path) -> None:
 
 def test_there_is_a_crawler_unit_and_an_environment_example() -> None:
     names = {u.name for u in UNITS}
-    assert "focuscrawl-crawler@.service" in names
+    assert {"focuscrawl-crawler@.service", "focuscrawl-classifier.service"} <= names
     env = (REPO / "deploy" / "systemd" / "focuscrawl.env.example").read_text()
     for unit in UNITS:
         for variable in ("FOCUSCRAWL_CRAWL_MODE",):
