@@ -29,7 +29,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np
 from _common import scratch_engine, write_results
 from sklearn.naive_bayes import MultinomialNB
 

@@ -1,17 +1,22 @@
 """Sustained crawl rate end to end: claim, fetch, parse, store, on a generated web.
 
     python bench/crawl.py [--pages 100000] [--hosts 2000] [--fetch 30000] [--threads 32]
-                          [--processes 1]
+                          [--processes 1] [--classify [--corpus-home DIR]]
 
 Serves a synthetic web from a web-in-a-box subprocess, crawls it breadth-first with
 ``focuscrawl crawl run`` processes against a throw-away embedded PostgreSQL (host delay
 0, as the webbox allows), and prints pages/s, links stored/s and the storage per row.
-Writes bench/results/crawl.json.
+With ``--classify`` the crawl is soft-focused and a ``focuscrawl classify run``
+process runs beside the crawlers, with the Wikispeedia taxonomy (the generated web's
+topics come from it) trained on a 30% sample and subject.Science marked good; the
+end-to-end rate counts until the last fetched page is scored. Writes
+bench/results/crawl.json (crawl_classify.json with --classify).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -28,8 +33,29 @@ from focuscrawl.webbox.process import start_server_process
 from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 
 
-def run_crawl(pages: int, hosts: int, fetch: int, threads: int, processes: int) -> dict[str, Any]:
-    """Crawl ``fetch`` pages of a synthetic web with focuscrawl; return the measurements."""
+def _prepare_classifier(engine: Any, corpus_home: Path) -> None:
+    from focuscrawl.classifier import train_model
+    from focuscrawl.taxonomy import set_good
+    from focuscrawl.taxonomy_import import from_corpus, store_import
+
+    store_import(engine, from_corpus(corpus_home / "corpora" / "wikispeedia", 0.3, seed=1))
+    set_good(engine, ["subject.Science"], True)
+    train_model(engine)
+
+
+def run_crawl(
+    pages: int,
+    hosts: int,
+    fetch: int,
+    threads: int,
+    processes: int,
+    classify_with: Path | None = None,
+) -> dict[str, Any]:
+    """Crawl ``fetch`` pages of a synthetic web with focuscrawl; return the measurements.
+
+    ``classify_with``: a focuscrawl home holding the wikispeedia corpus; crawl soft with
+    a classifier process running.
+    """
     web = SyntheticCorpus(SyntheticParams(pages=pages, hosts=hosts, seed=1))
     with (
         tempfile.TemporaryDirectory(prefix="focuscrawl-bench-crawl-") as tmp,
@@ -43,8 +69,14 @@ def run_crawl(pages: int, hosts: int, fetch: int, threads: int, processes: int) 
         with engine.begin() as connection:
             add_seeds(connection, [web.url(p) for p in range(0, pages, pages // 50)])
         url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-        run = ["crawl", "run", "--mode", "bfs", "--proxy", proxy, "--host-delay", "0", "--quiet"]
+        mode = "soft" if classify_with else "bfs"
+        run = ["crawl", "run", "--mode", mode, "--proxy", proxy, "--host-delay", "0", "--quiet"]
         limits = ["--threads", str(threads), "--max-pages", str(fetch // processes)]
+        classifier = None
+        if classify_with is not None:
+            _prepare_classifier(engine, classify_with)
+            classify = [*cli, "--database-url", url, "classify", "run", "--quiet"]
+            classifier = subprocess.Popen(classify)
         start = time.perf_counter()
         crawlers = [
             subprocess.Popen([*cli, "--database-url", url, *run, *limits]) for _ in range(processes)
@@ -52,6 +84,15 @@ def run_crawl(pages: int, hosts: int, fetch: int, threads: int, processes: int) 
         for crawler in crawlers:
             crawler.wait()
         elapsed = time.perf_counter() - start
+        backlog_at_end = 0
+        if classifier is not None:
+            with engine.connect() as connection:
+                backlog_at_end = _backlog(connection)
+                while _backlog(connection):
+                    time.sleep(0.2)
+            classifier.terminate()
+            classifier.wait()
+        end_to_end = time.perf_counter() - start
         server.terminate()
         server.communicate()
         with engine.connect() as connection:
@@ -62,7 +103,16 @@ def run_crawl(pages: int, hosts: int, fetch: int, threads: int, processes: int) 
             doc_bytes, link_bytes = connection.exec_driver_sql(
                 "SELECT pg_total_relation_size('doc'), pg_total_relation_size('link')"
             ).one()
+    extra: dict[str, Any] = {}
+    if classify_with is not None:
+        extra = {
+            "classifier_backlog_when_crawl_ended": backlog_at_end,
+            "end_to_end_seconds": round(end_to_end, 1),
+            "end_to_end_pages_per_s": round(fetched / end_to_end, 1),
+        }
     return {
+        **extra,
+        "mode": mode,
         "web_pages": pages,
         "hosts": hosts,
         "processes": processes,
@@ -78,6 +128,15 @@ def run_crawl(pages: int, hosts: int, fetch: int, threads: int, processes: int) 
     }
 
 
+def _backlog(connection: Any) -> int:
+    connection.commit()  # a fresh snapshot each time
+    return int(
+        connection.exec_driver_sql(
+            "SELECT count(*) FROM doc WHERE state = 2 AND model_id IS NULL"
+        ).scalar_one()
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=100_000, help="size of the synthetic web")
@@ -85,8 +144,17 @@ def main() -> None:
     parser.add_argument("--fetch", type=int, default=30_000, help="pages to fetch in all")
     parser.add_argument("--threads", type=int, default=32)
     parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--classify", action="store_true", help="soft focus, classifier running")
+    parser.add_argument(
+        "--corpus-home",
+        default=os.environ.get("FOCUSCRAWL_HOME", "~/.local/share/focuscrawl"),
+        help="a focuscrawl home with the wikispeedia corpus (for --classify)",
+    )
     args = parser.parse_args()
-    result = run_crawl(args.pages, args.hosts, args.fetch, args.threads, args.processes)
+    classify_with = Path(args.corpus_home).expanduser() if args.classify else None
+    result = run_crawl(
+        args.pages, args.hosts, args.fetch, args.threads, args.processes, classify_with
+    )
     fetched, docs, links = result["fetched"], result["doc_rows"], result["link_rows"]
     elapsed = result["seconds"]
     shape = f"{args.processes} process(es) x {args.threads} threads"
@@ -98,7 +166,14 @@ def main() -> None:
         f"stored {docs:,} doc rows ({result['bytes_per_doc_row']} B/row with indexes), "
         f"{links:,} link rows ({result['bytes_per_link_row']} B/row)"
     )
-    print(f"wrote {write_results('crawl', result)}")
+    if args.classify:
+        print(
+            "classifier backlog when the crawl ended: "
+            f"{result['classifier_backlog_when_crawl_ended']:,}; all scored after "
+            f"{result['end_to_end_seconds']} s: {result['end_to_end_pages_per_s']} pages/s "
+            "end to end"
+        )
+    print(f"wrote {write_results('crawl_classify' if args.classify else 'crawl', result)}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,141 @@
+-- The distiller: weighted HITS over cross-site links (the paper's section 3.2), run
+-- inside PostgreSQL. Relevance R is a probability here: exp(doc.relevance).
+
+-- create_hits_function --
+-- Installs pg_temp.focuscrawl_hits for this session (no schema change; paste it into
+-- psql and call it there too). It fills hits_score for run p_run:
+--   1. candidate authorities: the top p_share of fetched pages by relevance (pages tied
+--      with the last one included);
+--   2. edges (u, v): a link from a fetched page u to a candidate authority v on another
+--      site; u is then a hub. Weights: wa = R[u]/h0[u,v], h0 = pages on u's site
+--      linking to v; wh = R[u]/a0[u,v], a0 = pages on v's site that u links to;
+--   3. a[v] <- sum wa*h[u], then h[u] <- sum wh*a[v], each scaled to sum to one, for
+--      p_iterations or until the L1 change of both is below p_tolerance.
+-- Scores live in float8[] variables indexed by dense ids, so an iteration is two
+-- scans of the edge table with hash aggregation and no join.
+CREATE OR REPLACE FUNCTION pg_temp.focuscrawl_hits(
+    p_run integer, p_share float8, p_iterations integer, p_tolerance float8
+) RETURNS TABLE (iterations integer, change float8, hubs integer, authorities integer,
+                 edges bigint, threshold float8)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    n_fetched bigint;
+    rho float8;
+    n_hubs integer;
+    n_auth integer;
+    a float8[];
+    h float8[];
+    a_new float8[];
+    h_new float8[];
+    total float8;
+    delta float8 := 'Infinity';
+    i integer := 0;
+BEGIN
+    SELECT count(*) INTO n_fetched FROM doc WHERE state = 2;
+    SELECT d.relevance INTO rho FROM doc AS d WHERE d.state = 2
+    ORDER BY d.relevance DESC
+    OFFSET greatest(ceil(p_share * n_fetched)::bigint - 1, 0) LIMIT 1;
+
+    DROP TABLE IF EXISTS pg_temp.hits_edge;
+    CREATE TEMP TABLE hits_edge ON COMMIT DROP AS
+    WITH e AS (
+        SELECT l.oid_src, l.oid_dst, l.sid_src, l.sid_dst, exp(u.relevance) AS r
+        FROM link AS l
+        JOIN doc AS u ON u.oid = l.oid_src AND u.state = 2
+        JOIN doc AS v ON v.oid = l.oid_dst AND v.state = 2 AND v.relevance >= rho
+        WHERE l.sid_src <> l.sid_dst
+    )
+    SELECT (dense_rank() OVER (ORDER BY oid_src))::integer AS s,
+           (dense_rank() OVER (ORDER BY oid_dst))::integer AS d,
+           oid_src, oid_dst,
+           r / count(*) OVER (PARTITION BY sid_src, oid_dst) AS wa,
+           r / count(*) OVER (PARTITION BY oid_src, sid_dst) AS wh
+    FROM e;
+    SELECT coalesce(max(he.s), 0), coalesce(max(he.d), 0), count(*)
+    INTO n_hubs, n_auth, edges FROM hits_edge AS he;
+
+    IF edges > 0 THEN
+        h := array_fill(1.0::float8 / n_hubs, ARRAY[n_hubs]);
+        a := array_fill(1.0::float8 / n_auth, ARRAY[n_auth]);
+        WHILE i < p_iterations AND delta >= p_tolerance LOOP
+            SELECT array_agg(q.v ORDER BY q.d), sum(q.v) INTO a_new, total
+            FROM (SELECT he.d, sum(he.wa * h[he.s]) AS v FROM hits_edge AS he GROUP BY he.d) AS q;
+            IF total > 0 THEN
+                SELECT array_agg(x / total ORDER BY k) INTO a_new
+                FROM unnest(a_new) WITH ORDINALITY AS t(x, k);
+            END IF;
+            SELECT array_agg(q.v ORDER BY q.s), sum(q.v) INTO h_new, total
+            FROM (SELECT he.s, sum(he.wh * a_new[he.d]) AS v FROM hits_edge AS he GROUP BY he.s) AS q;
+            IF total > 0 THEN
+                SELECT array_agg(x / total ORDER BY k) INTO h_new
+                FROM unnest(h_new) WITH ORDINALITY AS t(x, k);
+            END IF;
+            SELECT sum(abs(t.x - t.y)) INTO delta FROM unnest(a_new, a) AS t(x, y);
+            SELECT delta + sum(abs(t.x - t.y)) INTO delta FROM unnest(h_new, h) AS t(x, y);
+            a := a_new;
+            h := h_new;
+            i := i + 1;
+        END LOOP;
+        INSERT INTO hits_score (run_id, oid, hub, authority)
+        SELECT p_run, coalesce(hs.oid, au.oid), coalesce(hs.score, 0), coalesce(au.score, 0)
+        FROM (SELECT DISTINCT he.oid_src AS oid, h[he.s] AS score FROM hits_edge AS he) AS hs
+        FULL JOIN (SELECT DISTINCT he.oid_dst AS oid, a[he.d] AS score FROM hits_edge AS he) AS au
+            ON au.oid = hs.oid;
+    END IF;
+    iterations := i;
+    change := CASE WHEN i = 0 THEN NULL ELSE delta END;
+    hubs := n_hubs;
+    authorities := n_auth;
+    threshold := rho;
+    RETURN NEXT;
+END
+$fn$;
+
+-- start_run --
+INSERT INTO distill_run (rho) VALUES (%(share)s) RETURNING run_id;
+
+-- run_hits --
+SELECT * FROM pg_temp.focuscrawl_hits(%(run)s, %(share)s, %(iterations)s, %(tolerance)s);
+
+-- finish_run --
+UPDATE distill_run SET finished_at = now(), iterations = %(iterations)s WHERE run_id = %(run)s;
+
+-- latest_run --
+SELECT run_id, started_at, finished_at, iterations, rho FROM distill_run
+WHERE finished_at IS NOT NULL ORDER BY run_id DESC LIMIT 1;
+
+-- top_hubs --
+-- The best hubs of a run: URL, score, relevance (a probability) and site.
+SELECT d.url, s.hub AS score, exp(d.relevance) AS relevance, site.host
+FROM hits_score AS s
+JOIN doc AS d ON d.oid = s.oid
+JOIN site ON site.sid = d.sid
+WHERE s.run_id = %(run)s AND s.hub > 0
+ORDER BY s.hub DESC, d.oid
+LIMIT %(limit)s;
+
+-- top_authorities --
+SELECT d.url, s.authority AS score, exp(d.relevance) AS relevance, site.host
+FROM hits_score AS s
+JOIN doc AS d ON d.oid = s.oid
+JOIN site ON site.sid = d.sid
+WHERE s.run_id = %(run)s AND s.authority > 0
+ORDER BY s.authority DESC, d.oid
+LIMIT %(limit)s;
+
+-- boost --
+-- The paper's section 5.7 by hand: unvisited out-neighbours, on another site, of the
+-- best hubs of a run get seed rank (relevance log 1, the top priority),
+-- so crawlers take them next; held ones (hard focus) are released. Returns them.
+WITH best AS (
+    SELECT s.oid, d.sid
+    FROM hits_score AS s JOIN doc AS d ON d.oid = s.oid
+    WHERE s.run_id = %(run)s AND s.hub > 0
+    ORDER BY s.hub DESC, s.oid
+    LIMIT %(hubs)s
+)
+UPDATE doc AS n
+SET relevance = 0, priority = -32768, state = 0
+FROM best JOIN link AS l ON l.oid_src = best.oid
+WHERE n.oid = l.oid_dst AND n.sid <> best.sid AND n.state IN (0, 4)
+RETURNING n.oid, n.url;
