@@ -71,8 +71,6 @@ BEGIN
     CREATE TEMP TABLE hits_by_s ON COMMIT DROP AS
         SELECT he.s, he.d, he.wh FROM hits_edge AS he ORDER BY he.s;
     CREATE INDEX ON hits_by_s (s);
-    ANALYZE hits_by_d;
-    ANALYZE hits_by_s;
     SET LOCAL enable_hashagg = off;
     SET LOCAL enable_seqscan = off;
     SET LOCAL enable_sort = off;

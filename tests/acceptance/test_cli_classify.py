@@ -7,6 +7,7 @@ import json
 import signal
 from pathlib import Path
 
+from focuscrawl.webbox.corpus import StaticCorpus, read_meta
 from focuscrawl.webbox.process import start_server_process
 from tests.classifier.topics import page_url, write_corpus, write_tree_dir
 
@@ -103,3 +104,16 @@ def test_wikispeedia_hierarchy_is_not_worse_than_flat(  # type: ignore[no-untype
     assert [t["good"] for t in result["topics"]] == [[t] for t in topics]
     for topic in result["topics"]:
         assert topic["hierarchical"]["f1"] >= topic["flat"]["f1"] >= 0.8
+
+    shown = cli("taxonomy", "show", env=env).stdout.splitlines()
+    assert shown[0].startswith("subject  #0  ") and any("Biology" in line for line in shown)
+    corpus = StaticCorpus.load(wikispeedia_home / "corpora" / "wikispeedia",
+                               read_meta(wikispeedia_home / "corpora" / "wikispeedia"))  # fmt: skip
+    bird = next(u for u in corpus.urls() if u.endswith("/wiki/Bald_Eagle"))
+    page = wikispeedia_home.parent / "bald-eagle.html"
+    page.write_bytes(corpus.page(bird).body)  # type: ignore[union-attr]
+    suggested = cli("taxonomy", "suggest", str(page), env=env)
+    assert "subject.Science.Biology.Birds  Pr=" in suggested.stdout, suggested.stderr
+    assert cli("taxonomy", "mark-good", "subject.Science.Biology", env=env).returncode == 0
+    rescored = cli("classify", "rescore", env=env)
+    assert rescored.returncode == 0 and "rescored 0 pages" in rescored.stdout

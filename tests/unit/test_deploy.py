@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-UNITS = sorted((REPO / "deploy" / "systemd").glob("*.service"))
+UNITS = sorted(
+    p for p in (REPO / "deploy" / "systemd").iterdir() if p.suffix in {".service", ".timer"}
+)
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
@@ -25,7 +27,12 @@ def test_systemd_unit_verifies(unit: Path, tmp_path: Path) -> None:
 
 def test_there_is_a_crawler_unit_and_an_environment_example() -> None:
     names = {u.name for u in UNITS}
-    assert {"focuscrawl-crawler@.service", "focuscrawl-classifier.service"} <= names
+    assert {
+        "focuscrawl-crawler@.service",
+        "focuscrawl-classifier.service",
+        "focuscrawl-distiller.service",
+        "focuscrawl-distiller.timer",
+    } <= names
     env = (REPO / "deploy" / "systemd" / "focuscrawl.env.example").read_text()
     for unit in UNITS:
         for variable in ("FOCUSCRAWL_CRAWL_MODE",):

@@ -1,0 +1,51 @@
+"""The distiller from the command line, on the hand-made topic web."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from focuscrawl.webbox.process import start_server_process
+from tests.classifier.topics import page_url, write_corpus, write_tree_dir
+
+
+def test_distill_run_top_and_boost(cli, db_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    env = {"FOCUSCRAWL_DATABASE_URL": db_url}
+    early = cli("distill", "top", "--hubs", env=env)
+    assert early.returncode == 2 and "distill run" in early.stderr
+    assert (
+        cli("taxonomy", "import", str(write_tree_dir(tmp_path / "tree")), env=env).returncode == 0
+    )
+    assert cli("taxonomy", "mark-good", "topics.sports", env=env).returncode == 0
+    assert cli("classify", "train", env=env).returncode == 0
+    corpus = write_corpus(tmp_path / "web")
+    process, proxy = start_server_process(tmp_path, str(corpus), "--no-faults")
+    try:
+        seeds = [page_url("topics.sports.cycling", 1), page_url("topics.sports.football", 1)]
+        assert cli("seed", "add", *seeds, env=env).returncode == 0
+        crawl = ("crawl", "run", "--mode", "soft", "--proxy", proxy, "--host-delay", "0")
+        for _ in range(3):
+            done = cli(*crawl, "--max-pages", "15", "--idle-exit", "1", "--quiet", env=env)
+            assert done.returncode == 0, done.stderr
+            assert cli("classify", "run", "--once", "--quiet", env=env).returncode == 0
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=10)
+
+    ran = cli("distill", "run", "--share", "0.5", env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith("run 1: ") and "cross-site edges" in ran.stdout
+    hubs = cli("distill", "top", "--hubs", "-n", "5", env=env).stdout.splitlines()
+    authorities = cli("distill", "top", "--authorities", "-n", "5", env=env).stdout.splitlines()
+    assert 0 < len(hubs) <= 5 and 0 < len(authorities) <= 5
+    scores = [float(line.split()[0]) for line in authorities]
+    assert scores == sorted(scores, reverse=True)
+    assert all("topics.example" in line for line in hubs + authorities)
+    boosted = cli("distill", "boost", "--hubs", "5", env=env)
+    assert boosted.returncode == 0 and "boosted" in boosted.stderr
+
+    both = cli("distill", "top", "--hubs", "--authorities", env=env)
+    assert both.returncode == 2 and "one of --hubs or --authorities" in both.stderr
+    every = cli("distill", "run", "--every", "soon", env=env)
+    assert every.returncode == 2
+    assert "expected a duration such as 30s, 10m or 1h" in every.stderr
