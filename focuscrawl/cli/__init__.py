@@ -10,7 +10,7 @@ import psycopg2
 import sqlalchemy as sa
 import typer
 
-from focuscrawl.cli import classify, crawl, db, distill, seed, taxonomy, webbox
+from focuscrawl.cli import classify, crawl, db, distill, monitor, seed, taxonomy, webbox
 from focuscrawl.cli.common import State
 from focuscrawl.database import unreachable
 from focuscrawl.errors import FocuscrawlError
@@ -31,6 +31,7 @@ app.add_typer(webbox.app, name="webbox")
 app.add_typer(taxonomy.app, name="taxonomy")
 app.add_typer(classify.app, name="classify")
 app.add_typer(distill.app, name="distill")
+app.add_typer(monitor.app, name="monitor")
 
 
 @app.callback()

@@ -1,0 +1,85 @@
+"""``focuscrawl monitor``: the named monitoring queries of ``sql/monitor/``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from decimal import Decimal
+from enum import Enum
+from typing import Annotated, Any
+
+import typer
+
+from focuscrawl.cli.common import engine_from
+from focuscrawl.database import execute
+from focuscrawl.errors import ConfigError
+from focuscrawl.queries import queries
+
+app = typer.Typer(help="Monitoring queries on a live crawl.", no_args_is_help=True)
+
+PREFIX = "monitor/"
+
+
+class Format(str, Enum):
+    TABLE = "table"
+    CSV = "csv"
+    JSON = "json"
+
+
+def names() -> list[str]:
+    return sorted(k.removeprefix(PREFIX) for k in queries if k.startswith(PREFIX))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return float(value)
+    if value is None or isinstance(value, int | float | str | bool):
+        return value
+    return str(value)
+
+
+def render(columns: list[str], rows: list[tuple[Any, ...]], fmt: Format) -> str:
+    """Rows as an aligned table, CSV or JSON (a list of objects)."""
+    plain = [[_plain(v) for v in row] for row in rows]
+    if fmt is Format.JSON:
+        return json.dumps([dict(zip(columns, row, strict=True)) for row in plain], indent=2)
+    if fmt is Format.CSV:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(plain)
+        return out.getvalue().rstrip("\n")
+    cells = [columns] + [["" if v is None else str(v) for v in row] for row in plain]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+@app.command()
+def query(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="stagnation, diffusion, census, site_rating, ...")],
+    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.TABLE,
+) -> None:
+    """Run one named query of sql/monitor/ and print its rows."""
+    if f"{PREFIX}{name}" not in queries:
+        raise ConfigError(f"no monitoring query {name!r}; there are: {', '.join(names())}")
+    with engine_from(ctx).connect() as connection:
+        result = execute(connection, queries[f"{PREFIX}{name}"])
+        columns = list(result.keys())
+        rows = [tuple(r) for r in result.all()]
+    typer.echo(render(columns, rows, fmt))
+
+
+@app.command("list")
+def list_command() -> None:
+    """The monitoring queries, with what each shows."""
+    for name in names():
+        comment = [
+            line.removeprefix("-- ").strip()
+            for line in queries[f"{PREFIX}{name}"].splitlines()
+            if line.startswith("--")
+        ]
+        typer.echo(f"{name:12} {comment[0] if comment else ''}")

@@ -1,0 +1,90 @@
+-- Monitoring: each statement runs as it is in psql, and by
+-- `focuscrawl monitor query NAME`. Relevance is shown as a probability, R = exp(log R)
+-- (log R floored at -700 because PostgreSQL's exp() reports underflow as an error).
+
+-- stagnation --
+-- The paper's num_tries histogram of unvisited URLs: a frontier whose mass moves to
+-- high num_tries is retrying failures instead of finding new pages.
+SELECT num_tries, count(*) AS urls,
+       round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS percent
+FROM doc WHERE state IN (0, 1)
+GROUP BY num_tries ORDER BY num_tries;
+
+-- diffusion --
+-- Moving averages of relevance over the last 100 and 1,000 fetches, by fetch order, and
+-- their trend: the 100-average now against 1,000 fetches ago. A falling average that
+-- does not recover means the crawl is diffusing away from the topic.
+WITH scored AS (
+    SELECT fetch_seq, exp(greatest(relevance, -700)) AS r
+    FROM doc WHERE state = 2 AND model_id IS NOT NULL AND cid IS NOT NULL
+), ordered AS (
+    SELECT fetch_seq, r,
+           avg(r) OVER (ORDER BY fetch_seq ROWS 99 PRECEDING) AS avg_100,
+           avg(r) OVER (ORDER BY fetch_seq ROWS 999 PRECEDING) AS avg_1000,
+           row_number() OVER (ORDER BY fetch_seq DESC) AS back
+    FROM scored
+)
+SELECT count(*) AS pages,
+       round(max(avg_100) FILTER (WHERE back = 1)::numeric, 4) AS avg_last_100,
+       round(max(avg_1000) FILTER (WHERE back = 1)::numeric, 4) AS avg_last_1000,
+       round((max(avg_100) FILTER (WHERE back = 1)
+              - max(avg_100) FILTER (WHERE back = 1001))::numeric, 4) AS trend_100_over_1000
+FROM ordered;
+
+-- census --
+-- Fetched pages by best leaf category, with names and how relevant they are.
+WITH RECURSIVE path AS (
+    SELECT kcid, pcid, kcname::text AS name FROM taxonomy WHERE kcid = 0
+    UNION ALL
+    SELECT t.kcid, t.pcid, path.name || '.' || t.kcname
+    FROM taxonomy AS t JOIN path ON t.pcid = path.kcid WHERE t.kcid <> 0
+)
+SELECT coalesce(path.name, '(unscored)') AS category, count(*) AS pages,
+       round(avg(exp(greatest(d.relevance, -700)))::numeric, 3) AS mean_relevance
+FROM doc AS d LEFT JOIN path ON path.kcid = d.cid
+WHERE d.state = 2
+GROUP BY 1 ORDER BY pages DESC, category;
+
+-- site_rating --
+-- Sites ordered by the density and quality of relevant pages: the share of a site's
+-- fetched pages with R > 0.5, times their mean R (sites with at least 3 fetched pages).
+SELECT s.host, count(*) AS fetched,
+       count(*) FILTER (WHERE d.relevance > ln(0.5)) AS relevant,
+       round(avg(exp(greatest(d.relevance, -700)))::numeric, 3) AS mean_relevance,
+       round((count(*) FILTER (WHERE d.relevance > ln(0.5))::numeric / count(*))
+             * avg(exp(greatest(d.relevance, -700)))::numeric, 3) AS rating
+FROM doc AS d JOIN site AS s ON s.sid = d.sid
+WHERE d.state = 2 AND d.model_id IS NOT NULL
+GROUP BY s.host HAVING count(*) >= 3
+ORDER BY rating DESC, fetched DESC, s.host;
+
+-- frontier --
+-- Documents by state: the frontier's size and what became of the rest.
+SELECT state, CASE state WHEN 0 THEN 'frontier' WHEN 1 THEN 'leased' WHEN 2 THEN 'fetched'
+                         WHEN 3 THEN 'failed' WHEN 4 THEN 'held' WHEN 5 THEN 'excluded' END
+       AS name,
+       count(*) AS docs
+FROM doc GROUP BY state ORDER BY state;
+
+-- fetch_rate --
+-- Pages fetched per minute over the last hour.
+SELECT date_trunc('minute', fetched_at) AS minute, count(*) AS pages
+FROM doc WHERE state = 2 AND fetched_at > now() - interval '1 hour'
+GROUP BY 1 ORDER BY 1;
+
+-- errors --
+-- Failures by HTTP status and error class.
+SELECT http_status, error, count(*) AS docs
+FROM doc WHERE error IS NOT NULL
+GROUP BY http_status, error ORDER BY docs DESC, error;
+
+-- neglected --
+-- The paper's neglected neighbours of the best pages: unvisited URLs linked from the
+-- 25 most relevant fetched pages, with how many of those point at them.
+WITH best AS (
+    SELECT oid FROM doc WHERE state = 2 ORDER BY relevance DESC, oid LIMIT 25
+)
+SELECT d.url, count(*) AS linked_from_best, exp(greatest(d.relevance, -700)) AS estimate
+FROM best JOIN link AS l ON l.oid_src = best.oid JOIN doc AS d ON d.oid = l.oid_dst
+WHERE d.state IN (0, 4)
+GROUP BY d.url, d.relevance ORDER BY linked_from_best DESC, d.url LIMIT 50;
