@@ -6,7 +6,7 @@ import csv
 import io
 import json
 from decimal import Decimal
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
@@ -21,7 +21,7 @@ app = typer.Typer(help="Monitoring queries on a live crawl.", no_args_is_help=Tr
 PREFIX = "monitor/"
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     TABLE = "table"
     CSV = "csv"
     JSON = "json"
