@@ -34,7 +34,7 @@ from sklearn.naive_bayes import MultinomialNB
 
 from focuscrawl.classifier import Classifier, HierarchicalModel
 from focuscrawl.classifier.store import save_model
-from focuscrawl.classifier.tokens import count_terms, matrix_of, vocabulary_of
+from focuscrawl.classifier.tokens import count_terms, document_text, matrix_of, vocabulary_of
 from focuscrawl.crawler.parse import parse_html
 from focuscrawl.taxonomy_import import from_corpus, store_import
 from focuscrawl.webbox.corpus import StaticCorpus, read_meta
@@ -64,7 +64,7 @@ def main() -> None:
     documents: dict[str | None, tuple[str, list[int]]] = {}
     labels: dict[str | None, list[int]] = defaultdict(list)
     for e in data.examples:
-        documents.setdefault(e.url, (f"{e.title}\n{e.text}", []))
+        documents.setdefault(e.url, (document_text(e.title, e.text), []))
         labels[e.url].append(e.kcid)
     texts = [documents[u][0] for u in documents]
     started = time.perf_counter()
@@ -81,7 +81,7 @@ def main() -> None:
         if page is None:
             continue
         parsed = parse_html(page.body, url)
-        text = f"{parsed.title}\n{parsed.text}"
+        text = document_text(parsed.title, parsed.text)
         start = rng.randrange(max(1, len(text) - TEXT_BYTES))
         pages.append(text[start : start + TEXT_BYTES])
         if len(pages) == args.docs:

@@ -172,10 +172,15 @@ class Tree:
 
     def good_frontier(self) -> list[int]:
         """Marked nodes with no marked ancestor: R(d) sums Pr[c|d] over exactly these."""
+        return self.frontier_of(k for k, node in self.nodes.items() if node.good)
+
+    def frontier_of(self, kcids: Iterable[int]) -> list[int]:
+        """Those of ``kcids`` with none of the others above them, in preorder."""
+        chosen = set(kcids)
         return [
             k
             for k in self.preorder()
-            if self.nodes[k].good and not any(self.nodes[a].good for a in self.ancestors(k)[1:])
+            if k in chosen and not any(a in chosen for a in self.ancestors(k)[1:])
         ]
 
 

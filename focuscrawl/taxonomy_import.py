@@ -24,7 +24,14 @@ from focuscrawl.queries import queries
 from focuscrawl.taxonomy import Tree, tree_from_edges, tree_from_paths
 from focuscrawl.webbox.corpus import StaticCorpus, read_labels, read_meta, read_taxonomy
 
-__all__ = ["Example", "TaxonomyImport", "from_corpus", "from_directory", "store_import"]
+__all__ = [
+    "Example",
+    "TaxonomyImport",
+    "corpus_labels",
+    "from_corpus",
+    "from_directory",
+    "store_import",
+]
 
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
 
@@ -111,6 +118,19 @@ def from_directory(directory: Path) -> TaxonomyImport:
     return result
 
 
+def corpus_labels(directory: Path, tree: Tree) -> tuple[StaticCorpus, dict[str, list[int]]]:
+    """A static corpus and its ground truth: the kcids of each labelled URL."""
+    meta = read_meta(directory)
+    if meta.get("kind") != "static":
+        raise CorpusError(f"{directory}: only static corpora carry pages with ground truth")
+    labels: dict[str, list[int]] = defaultdict(list)
+    for url, category in read_labels(directory):
+        labels[url].append(tree.find(category))
+    if not labels:
+        raise CorpusError(f"{directory}: no ground truth (truth/labels.tsv)")
+    return StaticCorpus.load(directory, meta), labels
+
+
 def from_corpus(directory: Path, train_fraction: float, seed: int) -> TaxonomyImport:
     """A random labelled sample of a web-in-a-box corpus as examples.
 
@@ -119,15 +139,8 @@ def from_corpus(directory: Path, train_fraction: float, seed: int) -> TaxonomyIm
     """
     if not 0 < train_fraction < 1:
         raise TaxonomyError("--train-fraction must be between 0 and 1")
-    meta = read_meta(directory)
-    if meta.get("kind") != "static":
-        raise CorpusError(f"{directory}: only static corpora carry pages with ground truth")
     tree = tree_from_paths(read_taxonomy(directory))
-    labels: dict[str, list[int]] = defaultdict(list)
-    for url, category in read_labels(directory):
-        labels[url].append(tree.find(category))
-    if not labels:
-        raise CorpusError(f"{directory}: no ground truth (truth/labels.tsv)")
+    corpus, labels = corpus_labels(directory, tree)
     urls = sorted(labels)
     rng = random.Random(seed)
     chosen = set(rng.sample(urls, max(1, round(train_fraction * len(urls)))))
@@ -141,7 +154,6 @@ def from_corpus(directory: Path, train_fraction: float, seed: int) -> TaxonomyIm
             extra = rng.choice(by_leaf[leaf])
             chosen.add(extra)
             covered.update(k for kcid in labels[extra] for k in tree.ancestors(kcid))
-    corpus = StaticCorpus.load(directory, meta)
     examples: list[Example] = []
     for url in sorted(chosen):
         page = corpus.page(url)

@@ -13,7 +13,7 @@ Bayes over the labelled categories (scikit-learn, same terms, no feature selecti
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,13 +26,13 @@ from sqlalchemy.engine import Engine
 
 from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.classifier.store import latest_model, training_documents
-from focuscrawl.classifier.tokens import count_terms, matrix_of, vocabulary_of
+from focuscrawl.classifier.tokens import count_terms, document_text, matrix_of, vocabulary_of
 from focuscrawl.crawler.parse import parse_html
 from focuscrawl.database import execute
 from focuscrawl.errors import CorpusError, TaxonomyError
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import Tree, load_tree
-from focuscrawl.webbox.corpus import StaticCorpus, read_labels, read_meta
+from focuscrawl.taxonomy_import import corpus_labels
 
 __all__ = ["Accuracy", "Evaluation", "Relevance", "TopicResult", "evaluate"]
 
@@ -77,23 +77,16 @@ class Evaluation:
 def _labelled_pages(
     directory: Path, tree: Tree, skip: set[str]
 ) -> tuple[list[str], list[list[int]]]:
-    meta = read_meta(directory)
-    if meta.get("kind") != "static":
-        raise CorpusError(f"{directory}: only static corpora carry pages with ground truth")
-    labels: dict[str, list[int]] = defaultdict(list)
-    for url, category in read_labels(directory):
-        if url not in skip:
-            labels[url].append(tree.find(category))
-    if not labels:
+    corpus, labels = corpus_labels(directory, tree)
+    if not set(labels) - skip:
         raise CorpusError(f"{directory}: no labelled pages outside the training examples")
-    corpus = StaticCorpus.load(directory, meta)
     texts, truth = [], []
-    for url in sorted(labels):
+    for url in sorted(set(labels) - skip):
         page = corpus.page(url)
         if page is None or page.status != 200:
             continue
         parsed = parse_html(page.body, url)
-        texts.append(f"{parsed.title}\n{parsed.text}")
+        texts.append(document_text(parsed.title, parsed.text))
         truth.append(labels[url])
     return texts, truth
 
@@ -175,7 +168,7 @@ def evaluate(
     flat_best = [classes[i] for i in np.argmax(probability, axis=1)]
     results = []
     for good in good_sets:
-        frontier = [k for k in good if not any(a in good for a in tree.ancestors(k)[1:])]
+        frontier = tree.frontier_of(good)
         below = {k for g in frontier for k in tree.subtree(g)}
         truly = np.asarray([any(k in below for k in labels) for labels in truth])
         hierarchical = np.exp(scores.log_relevance(frontier)) > threshold

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from focuscrawl.classifier.store import StoredModel, latest_model
+from focuscrawl.classifier.tokens import document_text
 from focuscrawl.database import execute
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.queries import queries
@@ -124,7 +125,7 @@ class Classifier:
             relevances: list[float | None] = [None] * len(rows)
             cids: list[int | None] = [None] * len(rows)
             if with_text:
-                scores = stored.model.score([f"{r.title or ''}\n{r.text}" for r in with_text])
+                scores = stored.model.score([document_text(r.title, r.text) for r in with_text])
                 relevance = scores.log_relevance(frontier)
                 best = scores.best_leaf()
                 position = {oid: i for i, oid in enumerate(oids)}

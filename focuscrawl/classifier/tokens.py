@@ -16,9 +16,9 @@ import numpy as np
 from scipy import sparse
 
 __all__ = [
-    "build_vocabulary",
     "count_matrix",
     "count_terms",
+    "document_text",
     "matrix_of",
     "tokenize",
     "vocabulary_of",
@@ -26,6 +26,12 @@ __all__ = [
 
 _TERM = re.compile(r"[^\W\d_]{2,}")
 _ASCII_TERM = re.compile(r"[a-z]{2,}")  # the same terms on ASCII text, twice as fast
+
+
+def document_text(title: str | None, text: str) -> str:
+    """What a page is classified by: its title, a newline, its visible text (the SQL
+    statement ``training_examples`` builds the same for examples)."""
+    return f"{title or ''}\n{text}"
 
 
 def tokenize(text: str) -> list[str]:
@@ -71,7 +77,3 @@ def vocabulary_of(counts: Sequence[Counter[str]], min_df: int = 2) -> dict[str, 
         df.update(counter.keys())
     terms = sorted(term for term, n in df.items() if n >= min_df)
     return {term: i for i, term in enumerate(terms)}
-
-
-def build_vocabulary(texts: Sequence[str], min_df: int = 2) -> dict[str, int]:
-    return vocabulary_of(count_terms(texts), min_df)

@@ -138,6 +138,7 @@ def suggest(
     """Route example pages down the tree and print the best path with probabilities,
     so you can choose good categories (the paper's section 2.2)."""
     from focuscrawl.classifier.store import latest_model  # numpy/scipy: only when used
+    from focuscrawl.classifier.tokens import document_text
 
     refs = list(pages or [])
     if file is not None:
@@ -160,7 +161,7 @@ def suggest(
     visits: dict[int, int] = {}
     for ref in refs:
         title, text = _read_page(ref, settings.proxy)
-        scores = stored.model.score([f"{title}\n{text}"])
+        scores = stored.model.score([document_text(title, text)])
         leaf = int(scores.best_leaf()[0])
         typer.echo(f"{ref}  {title[:60]!r}")
         for kcid in reversed(tree.ancestors(leaf)):

@@ -14,7 +14,7 @@ __all__ = ["CrawlConfig", "Mode"]
 class Mode(StrEnum):
     """How the frontier is ordered and what out-links are checked in."""
 
-    SOFT = "soft"  # order by relevance; every out-link in, estimated from its parent
+    SOFT = "soft"  # order by relevance; every out-link in, estimated from its scored parents
     HARD = "hard"  # order by relevance; out-links held until the classifier releases them
     UNFOCUSED = "unfocused"  # the paper's pseudo-random order (bytehash)
     BFS = "bfs"  # breadth first: depth, then discovery order

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from focuscrawl.classifier import Classifier, latest_model, train_model
 from focuscrawl.classifier.rescore import rescore
+from focuscrawl.classifier.tokens import document_text
 from focuscrawl.crawler.config import Mode
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.schema import SEED_PRIORITY
@@ -47,6 +48,19 @@ def _rows(engine: sa.Engine, statement: str) -> list[sa.Row[tuple[object, ...]]]
         return list(connection.exec_driver_sql(statement).all())
 
 
+def _estimates_where(engine: sa.Engine, having: str) -> list[sa.Row[tuple[object, ...]]]:
+    """Unvisited non-seed URLs whose estimate and scored parents satisfy ``having``."""
+    return _rows(
+        engine,
+        f"""
+        SELECT d.oid FROM doc d
+        JOIN link l ON l.oid_dst = d.oid JOIN doc p ON p.oid = l.oid_src AND p.state = 2
+        WHERE d.state = 0 AND d.priority > {SEED_PRIORITY}
+        GROUP BY d.oid, d.relevance HAVING {having}
+        """,
+    )
+
+
 def test_import_is_all_or_nothing(engine: sa.Engine, tmp_path: Path) -> None:
     data = from_directory(write_tree_dir(tmp_path / "tree"))
     store_import(engine, data)
@@ -74,23 +88,14 @@ def test_scores_are_written_and_passed_to_out_links(
     stored = latest_model(engine)
     with engine.connect() as connection:
         tree = load_tree(connection)
-    scores = stored.model.score([f"{r.title or ''}\n{r.text}" for r in fetched])
+    scores = stored.model.score([document_text(r.title, r.text) for r in fetched])
     expected = scores.log_relevance(tree.good_frontier())
     assert np.allclose([r.relevance for r in fetched], expected)
     assert [r.cid for r in fetched] == [int(k) for k in scores.best_leaf()]
     assert {r.model_id for r in fetched} == {stored.model_id}
     assert np.allclose([r.logp for r in fetched], scores.logp, atol=1e-4)
     # every unvisited URL's estimate is the best relevance among its scored parents
-    mismatched = _rows(
-        engine,
-        f"""
-        SELECT d.oid FROM doc d
-        JOIN link l ON l.oid_dst = d.oid JOIN doc p ON p.oid = l.oid_src AND p.state = 2
-        WHERE d.state = 0 AND d.priority > {SEED_PRIORITY}
-        GROUP BY d.oid, d.relevance HAVING d.relevance <> max(p.relevance)
-        """,
-    )
-    assert mismatched == []
+    assert _estimates_where(engine, "d.relevance <> max(p.relevance)") == []
     assert _rows(engine, "SELECT count(*) FROM doc WHERE state = 0 AND model_id IS NULL")[0][0] == 0
     # a second pass finds nothing to do
     assert Classifier(engine).run(once=True).scored == 0
@@ -115,7 +120,7 @@ def test_rescore_follows_new_marks_without_retraining(
     stored = latest_model(engine)
     with engine.connect() as connection:
         tree = load_tree(connection)
-    expected = stored.model.score([f"{r.title or ''}\n{r.text}" for r in fetched]).log_relevance(
+    expected = stored.model.score([document_text(r.title, r.text) for r in fetched]).log_relevance(
         tree.good_frontier()
     )
     assert np.allclose([r.relevance for r in fetched], expected, atol=1e-4)
@@ -123,16 +128,7 @@ def test_rescore_follows_new_marks_without_retraining(
     after = dict(_rows(engine, "SELECT oid, relevance FROM doc WHERE state = 2"))
     for oid, old in before.items():
         assert math.isclose(math.exp(old) + math.exp(after[oid]), 1.0, abs_tol=1e-4)
-    stale = _rows(
-        engine,
-        f"""
-        SELECT d.oid FROM doc d
-        JOIN link l ON l.oid_dst = d.oid JOIN doc p ON p.oid = l.oid_src AND p.state = 2
-        WHERE d.state = 0 AND d.priority > {SEED_PRIORITY}
-        GROUP BY d.oid, d.relevance HAVING abs(d.relevance - max(p.relevance)) > 1e-9
-        """,
-    )
-    assert stale == []
+    assert _estimates_where(engine, "abs(d.relevance - max(p.relevance)) > 1e-9") == []
 
 
 def test_soft_crawl_takes_the_frontier_in_written_relevance_order(

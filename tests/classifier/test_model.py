@@ -11,7 +11,7 @@ import pytest
 from scipy import sparse
 
 from focuscrawl.classifier.model import HierarchicalModel, fisher_scores
-from focuscrawl.classifier.tokens import build_vocabulary, count_matrix, tokenize
+from focuscrawl.classifier.tokens import count_matrix, count_terms, tokenize, vocabulary_of
 from focuscrawl.taxonomy import ROOT, Node, Tree
 from focuscrawl.taxonomy_import import from_directory
 from tests.classifier.topics import LEAVES, page_text, write_tree_dir
@@ -33,7 +33,7 @@ def _held_out(n: int = 40) -> tuple[list[str], list[str]]:
 def test_tokens_are_lowercase_letter_runs() -> None:
     assert tokenize("The CAT's 2 cats, naïve x Zoë") == ["the", "cat", "cats", "naïve", "zoë"]
     assert tokenize("plain ascii Only") == ["plain", "ascii", "only"]
-    vocabulary = build_vocabulary(["a bb cc", "bb cc dd", "cc"], min_df=2)
+    vocabulary = vocabulary_of(count_terms(["a bb cc", "bb cc dd", "cc"]), min_df=2)
     assert vocabulary == {"bb": 0, "cc": 1}
     counts = count_matrix(["cc cc bb zz"], vocabulary).toarray()
     assert counts.tolist() == [[1.0, 2.0]]
