@@ -34,6 +34,7 @@ __all__ = [
     "libpq_url",
     "make_engine",
     "open_database",
+    "sibling_database",
     "unreachable",
     "upgrade",
 ]
@@ -140,6 +141,25 @@ def open_database(settings: Settings, migrate: bool = True) -> Engine:
     if migrate:
         ensure_schema(engine)
     return engine
+
+
+def sibling_database(engine: Engine, name: str) -> Engine:
+    """A new, empty, migrated database ``name`` on ``engine``'s server; dropped first if
+    it exists (evaluations and the demo crawl each strategy in a database of its own)."""
+    admin = engine.execution_options(isolation_level="AUTOCOMMIT")
+    quoted = engine.dialect.identifier_preparer.quote(name)
+    try:
+        with admin.connect() as connection:
+            connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted} WITH (FORCE)")
+            connection.exec_driver_sql(f"CREATE DATABASE {quoted}")
+    except sa.exc.ProgrammingError as exc:
+        raise DatabaseError(
+            f"cannot create database {name!r} ({str(exc.orig).strip().splitlines()[0]}); "
+            "the evaluation needs a PostgreSQL role with CREATEDB"
+        ) from exc
+    sibling = make_engine(engine.url.set(database=name).render_as_string(hide_password=False))
+    upgrade(sibling)
+    return sibling
 
 
 def engine_dsn(engine: Engine) -> str:

@@ -22,7 +22,8 @@ from focuscrawl.database import execute
 from focuscrawl.errors import CorpusError, TaxonomyError
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import Tree, tree_from_edges, tree_from_paths
-from focuscrawl.webbox.corpus import StaticCorpus, read_labels, read_meta, read_taxonomy
+from focuscrawl.webbox import load_corpus
+from focuscrawl.webbox.corpus import Corpus, read_meta, read_taxonomy
 
 __all__ = [
     "Example",
@@ -118,17 +119,26 @@ def from_directory(directory: Path) -> TaxonomyImport:
     return result
 
 
-def corpus_labels(directory: Path, tree: Tree) -> tuple[StaticCorpus, dict[str, list[int]]]:
-    """A static corpus and its ground truth: the kcids of each labelled URL."""
-    meta = read_meta(directory)
-    if meta.get("kind") != "static":
-        raise CorpusError(f"{directory}: only static corpora carry pages with ground truth")
+def corpus_labels(directory: Path, tree: Tree) -> tuple[Corpus, dict[str, list[int]]]:
+    """A corpus and its ground truth: the kcids of each labelled URL.
+
+    Static corpora carry ``truth/labels.tsv``; a generated web labels every page
+    with its topic.
+    """
+    corpus = load_corpus(str(directory), directory)
     labels: dict[str, list[int]] = defaultdict(list)
-    for url, category in read_labels(directory):
+    for url, category in corpus.labels():
         labels[url].append(tree.find(category))
     if not labels:
         raise CorpusError(f"{directory}: no ground truth (truth/labels.tsv)")
-    return StaticCorpus.load(directory, meta), labels
+    return corpus, labels
+
+
+def corpus_taxonomy(directory: Path) -> list[str]:
+    """The category paths of a corpus (a generated web's topics, or truth/taxonomy.txt)."""
+    if read_meta(directory).get("kind") == "synthetic":
+        return load_corpus(str(directory), directory).taxonomy()
+    return read_taxonomy(directory)
 
 
 def from_corpus(directory: Path, train_fraction: float, seed: int) -> TaxonomyImport:
@@ -139,7 +149,7 @@ def from_corpus(directory: Path, train_fraction: float, seed: int) -> TaxonomyIm
     """
     if not 0 < train_fraction < 1:
         raise TaxonomyError("--train-fraction must be between 0 and 1")
-    tree = tree_from_paths(read_taxonomy(directory))
+    tree = tree_from_paths(corpus_taxonomy(directory))
     corpus, labels = corpus_labels(directory, tree)
     urls = sorted(labels)
     rng = random.Random(seed)

@@ -112,3 +112,10 @@ WHERE oid = ANY(%(oids)s::bigint[]) AND state = 1;
 
 -- frontier_size --
 SELECT count(*) FROM doc WHERE state = 0;
+
+-- classifier_lag --
+-- Fetched pages the classifier has not scored yet, counted up to %(cap)s (off the
+-- doc_unclassified index): a crawler given --max-backlog waits while this is high.
+SELECT count(*) AS lag FROM (
+    SELECT 1 FROM doc WHERE state = 2 AND model_id IS NULL LIMIT %(cap)s
+) AS unscored;

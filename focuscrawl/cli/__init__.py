@@ -12,6 +12,9 @@ import typer
 
 from focuscrawl.cli import classify, crawl, db, distill, monitor, seed, taxonomy, webbox
 from focuscrawl.cli.common import State
+from focuscrawl.cli.demo import demo_command
+from focuscrawl.cli.evaluate import eval_command
+from focuscrawl.cli.report import report_command
 from focuscrawl.database import unreachable
 from focuscrawl.errors import FocuscrawlError
 
@@ -32,6 +35,9 @@ app.add_typer(taxonomy.app, name="taxonomy")
 app.add_typer(classify.app, name="classify")
 app.add_typer(distill.app, name="distill")
 app.add_typer(monitor.app, name="monitor")
+app.command("demo")(demo_command)
+app.command("eval")(eval_command)
+app.command("report")(report_command)
 
 
 @app.callback()

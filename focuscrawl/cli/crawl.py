@@ -50,6 +50,14 @@ def run(
     revisit_share: Annotated[
         float, typer.Option(help="Share of each claim spent on revisits while new URLs remain.")
     ] = 0.0,
+    max_backlog: Annotated[
+        int | None,
+        typer.Option(
+            help="soft/hard: claim nothing while this many fetched pages wait for the "
+            "classifier, so the crawl never runs ahead of its relevance estimates.",
+            show_default=False,
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
     """Run one crawler process until the frontier is exhausted, --max-pages, or SIGTERM."""
@@ -66,6 +74,7 @@ def run(
         max_depth=max_depth,
         revisit_after_seconds=revisit_after,
         revisit_share=revisit_share,
+        max_backlog=max_backlog,
         quiet=quiet,
         fetch=FetchConfig(user_agent=str(settings.user_agent), proxy=settings.proxy),
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Annotated
@@ -12,9 +11,13 @@ import typer
 from focuscrawl.cli.common import settings_from
 from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.webbox import RequestLog, WebBox, load_corpus, serve_forever
-from focuscrawl.webbox.corpus import FORMAT
-from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
-from focuscrawl.webbox.wikispeedia import ARCHIVE_NAME, import_wikispeedia
+from focuscrawl.webbox.synthetic import SyntheticParams, define_synthetic
+from focuscrawl.webbox.wikispeedia import (
+    ARCHIVE_NAME,
+    archive_places,
+    find_archive,
+    import_wikispeedia,
+)
 
 app = typer.Typer(
     help="The web-in-a-box: real and generated webs served on 127.0.0.1.", no_args_is_help=True
@@ -33,19 +36,15 @@ def _archive(ctx: typer.Context, given: Path | None) -> Path:
         if not given.is_file():
             raise CorpusError(f"no archive at {given}")
         return given
-    settings = settings_from(ctx)
-    candidates = [Path(settings.corpora)] if settings.corpora else []
-    candidates += [
-        Path.cwd().parent / "shared" / "corpora",
-        Path(__file__).resolve().parents[3] / "shared" / "corpora",
-    ]
-    for directory in candidates:
-        if (directory / ARCHIVE_NAME).is_file():
-            return directory / ARCHIVE_NAME
-    raise CorpusError(
-        f"cannot find {ARCHIVE_NAME}: pass --archive PATH or set FOCUSCRAWL_CORPORA "
-        f"(looked in {', '.join(str(c) for c in candidates)})"
-    )
+    configured = settings_from(ctx).corpora
+    found = find_archive(configured)
+    if found is None:
+        places = ", ".join(str(p) for p in archive_places(configured))
+        raise CorpusError(
+            f"cannot find {ARCHIVE_NAME}: pass --archive PATH or set FOCUSCRAWL_CORPORA "
+            f"(looked in {places})"
+        )
+    return found
 
 
 @app.command("import-wikispeedia")
@@ -82,20 +81,8 @@ def generate(
 ) -> None:
     """Define a generated web (pages are made on request, so any size costs no disk)."""
     params = SyntheticParams(pages=pages, hosts=hosts, seed=seed, locality=locality)
-    SyntheticCorpus(params)  # validates the parameters
     directory = settings_from(ctx).home_path / "corpora" / name
-    directory.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "format": FORMAT,
-        "name": name,
-        "kind": "synthetic",
-        "faults": True,
-        "pages": pages,
-        "hosts": hosts,
-        "seed": seed,
-        "locality": locality,
-    }
-    (directory / "corpus.json").write_text(json.dumps(meta, indent=2) + "\n")
+    define_synthetic(directory, params, name)
     typer.echo(f"{name}: {pages:,} pages on {hosts:,} hosts (seed {seed}) -> {directory}")
 
 

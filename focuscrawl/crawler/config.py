@@ -50,6 +50,9 @@ class CrawlConfig:
     #: share of each claim given to revisits while the frontier still has work
     #: (when the frontier is empty, every claim is a revisit)
     revisit_share: float = 0.0
+    #: soft/hard: claim nothing while this many fetched pages (stored, in flight or
+    #: queued) wait for the classifier, so the frontier order never runs ahead of it
+    max_backlog: int | None = None
     fetch: FetchConfig = field(default_factory=FetchConfig)
 
     def check(self) -> None:
@@ -61,5 +64,7 @@ class CrawlConfig:
             raise ConfigError("--max-pages must be at least 1")
         if self.max_tries < 1:
             raise ConfigError("max_tries must be at least 1")
+        if self.max_backlog is not None and self.max_backlog < 1:
+            raise ConfigError("--max-backlog must be at least 1")
         if not 0.0 <= self.revisit_share <= 1.0:
             raise ConfigError("--revisit-share must be between 0 and 1")

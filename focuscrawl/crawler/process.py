@@ -142,8 +142,9 @@ class Crawler:
             if self._reached_max():
                 return
             queued = len(self.scheduler)
-            if queued < batch:
-                claimed = self._claim(batch)
+            room = self._room_behind_classifier(queued)
+            if queued < batch and room:
+                claimed = self._claim(min(batch, room))
                 with self._lock:
                     busy = self._in_flight
                 if claimed or queued or busy or not self.store.queue.empty():
@@ -157,6 +158,19 @@ class Crawler:
                 self._report()
                 next_report = now + 5
             self.stop_event.wait(0.05)
+
+    def _room_behind_classifier(self, queued: int) -> int:
+        """How many more URLs may be claimed before the classifier catches up (--max-backlog)."""
+        limit = self.config.max_backlog
+        if limit is None or self.config.mode not in (Mode.SOFT, Mode.HARD):
+            return sys.maxsize
+        with self._lock:
+            busy = self._in_flight
+        ahead = queued + busy + self.store.unwritten
+        if ahead >= limit:
+            return 0
+        lag = self._sql("classifier_lag", {"cap": limit}, fetch=True)
+        return max(limit - ahead - int(lag[0][0] if lag else limit), 0)
 
     def _reached_max(self) -> bool:
         limit = self.config.max_pages

@@ -102,12 +102,21 @@ class Store:
         self._connection: Any = None
         self.stored = 0
         self.failures = 0
+        self._taken = 0
+        self._taken_lock = threading.Lock()
 
     def start(self) -> None:
         self._thread.start()
 
     def put(self, outcome: Outcome) -> None:
+        with self._taken_lock:
+            self._taken += 1
         self.queue.put(outcome)
+
+    @property
+    def unwritten(self) -> int:
+        """Outcomes handed to the store and not yet committed."""
+        return self._taken - self.stored
 
     def close(self) -> None:
         """Store everything queued, then stop."""

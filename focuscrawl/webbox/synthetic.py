@@ -33,14 +33,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from focuscrawl.errors import ConfigError
-from focuscrawl.webbox.corpus import Page
+from focuscrawl.webbox.corpus import FORMAT, Page
 
-__all__ = ["SyntheticCorpus", "SyntheticParams"]
+__all__ = ["SyntheticCorpus", "SyntheticParams", "define_synthetic"]
 
 DOMAIN = "synth.example"
 MAX_DEGREE = 200
@@ -260,3 +261,20 @@ def _host_ranges(hosts: int, weights: np.ndarray) -> list[tuple[int, int]]:
         return [(t % hosts, 1) for t in range(len(weights))]
     starts = _split(hosts - len(weights), weights)
     return [(starts[t] + t, starts[t + 1] - starts[t] + 1) for t in range(len(weights))]
+
+
+def define_synthetic(directory: Path, params: SyntheticParams, name: str) -> None:
+    """Write the corpus.json of a generated web (its pages are made on request)."""
+    SyntheticCorpus(params)  # validates the parameters
+    directory.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "format": FORMAT,
+        "name": name,
+        "kind": "synthetic",
+        "faults": True,
+        "pages": params.pages,
+        "hosts": params.hosts,
+        "seed": params.seed,
+        "locality": params.locality,
+    }
+    (directory / "corpus.json").write_text(json.dumps(meta, indent=2) + "\n")

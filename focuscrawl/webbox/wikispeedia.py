@@ -34,7 +34,7 @@ from urllib.parse import unquote
 from focuscrawl.errors import CorpusError
 from focuscrawl.urls import normalize_url
 
-__all__ = ["ARCHIVE_NAME", "import_wikispeedia"]
+__all__ = ["ARCHIVE_NAME", "archive_places", "find_archive", "import_wikispeedia"]
 
 ARCHIVE_NAME = "wikispeedia.tar.gz"
 DOMAIN = "wikispeedia.example"
@@ -187,6 +187,24 @@ def _extract_safely(tar: tarfile.TarFile, destination: Path) -> None:
         tar.extractall(destination, members=members, filter="data")
     else:
         tar.extractall(destination, members=members)
+
+
+def archive_places(configured: str | None) -> list[Path]:
+    """Where wikispeedia.tar.gz is looked for: FOCUSCRAWL_CORPORA, then ../shared/corpora
+    beside the current directory and beside the project checkout."""
+    places = [Path(configured).expanduser()] if configured else []
+    return [
+        *places,
+        Path.cwd().parent / "shared" / "corpora",
+        Path(__file__).resolve().parents[3] / "shared" / "corpora",
+    ]
+
+
+def find_archive(configured: str | None) -> Path | None:
+    for directory in archive_places(configured):
+        if (directory / ARCHIVE_NAME).is_file():
+            return directory / ARCHIVE_NAME
+    return None
 
 
 def import_wikispeedia(

@@ -1,0 +1,101 @@
+"""``focuscrawl demo``: the whole system, end to end, on the embedded default.
+
+Serves the Wikispeedia web (or a generated one when the archive is nowhere to be
+found), builds the taxonomy from a 30% labelled sample, marks the topic good, and
+crawls from 10 relevant seeds with breadth-first and with soft focus (crawler,
+classifier and distiller running together), each in a database of its own. Then it
+writes the report of the soft crawl with both crawls' evaluation, and prints a
+summary and the report's path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from focuscrawl.cli.common import settings_from
+from focuscrawl.cli.evaluate import DEFAULT_TOPIC, run_evaluation, summary_table
+from focuscrawl.cli.progress import ProgressLine
+from focuscrawl.crawler.config import Mode
+from focuscrawl.errors import CorpusError
+from focuscrawl.settings import Settings
+from focuscrawl.webbox.corpus import read_meta
+from focuscrawl.webbox.synthetic import SyntheticParams, define_synthetic
+from focuscrawl.webbox.wikispeedia import find_archive, import_wikispeedia
+
+GENERATED = SyntheticParams(pages=20_000, hosts=200, seed=1)
+
+
+def _corpus(settings: Settings, given: Path | None, progress: ProgressLine) -> Path:
+    """The corpus directory to serve: given, already imported, imported now, or generated."""
+    corpora = settings.home_path / "corpora"
+    if given is not None and (given / "corpus.json").is_file():
+        return given
+    if given is not None and not given.is_file():
+        raise CorpusError(f"--corpus {given}: neither a corpus directory nor an archive")
+    wikispeedia = corpora / "wikispeedia"
+    if given is None and (wikispeedia / "corpus.json").is_file():
+        read_meta(wikispeedia)  # a readable, current corpus
+        return wikispeedia
+    archive = given or find_archive(settings.corpora)
+    if archive is not None:
+        import_wikispeedia(
+            archive, wikispeedia, lambda n, total: progress("importing Wikispeedia", n, total)
+        )
+        return wikispeedia
+    generated = corpora / "demo-generated"
+    progress("no Wikispeedia archive found: generating a web", 0, 0)
+    define_synthetic(generated, GENERATED, "demo-generated")
+    return generated
+
+
+def demo_command(
+    ctx: typer.Context,
+    topic: Annotated[str, typer.Option(help="The good category.")] = DEFAULT_TOPIC,
+    corpus: Annotated[
+        Path | None,
+        typer.Option(
+            help="wikispeedia.tar.gz or a corpus directory [../shared/corpora].", show_default=False
+        ),
+    ] = None,
+    pages: Annotated[int, typer.Option(help="Pages per crawl.")] = 1_500,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Report directory [FOCUSCRAWL_HOME/reports/demo].", show_default=False),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+) -> None:
+    """Run the whole system on a local web and write a report: the first command to try."""
+    from focuscrawl.database import database_url, make_engine
+    from focuscrawl.evaluation import EvalOptions
+    from focuscrawl.report import write_report
+
+    settings = settings_from(ctx)
+    progress = ProgressLine(quiet=quiet)
+    directory = _corpus(settings, corpus, progress)
+    base = make_engine(database_url(settings))
+    base.dispose()
+    options = EvalOptions(
+        topics=[topic],
+        strategies=[Mode.BFS, Mode.SOFT],
+        pages=pages,
+        seeds=10,
+        database_prefix=f"{base.url.database}_demo",
+    )
+    result = run_evaluation(ctx, str(directory), options, progress)
+    soft_url = base.url.set(database=result["databases"][f"{topic} soft"])
+    engine = make_engine(soft_url.render_as_string(hide_password=False))
+    try:
+        target = out or settings.home_path / "reports" / "demo"
+        page = write_report(engine, target, result, title=f"focuscrawl demo: {topic}")
+    finally:
+        engine.dispose()
+    typer.echo(summary_table(result))
+    typer.echo(
+        f"\nThe soft crawl stays in database {soft_url.database}; look at it with e.g.\n"
+        f"  focuscrawl --database-url '{soft_url.render_as_string(hide_password=True)}' "
+        "monitor query census"
+    )
+    typer.echo(f"report: {page}")

@@ -1,0 +1,143 @@
+"""``focuscrawl eval``: crawl strategies against the web-in-a-box's ground truth."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from focuscrawl.cli.common import engine_from, settings_from
+from focuscrawl.cli.progress import ProgressLine
+from focuscrawl.crawler.config import Mode
+from focuscrawl.errors import ConfigError
+from focuscrawl.webbox.corpus import corpus_dir
+from focuscrawl.webbox.process import start_server_process
+
+DEFAULT_TOPIC = "subject.Science.Biology"
+
+
+def parse_strategies(text: str) -> list[Mode]:
+    try:
+        return [Mode(name.strip()) for name in text.split(",") if name.strip()]
+    except ValueError as exc:
+        choices = ", ".join(m.value for m in Mode)
+        raise ConfigError(f"--strategies: {exc}; choose among {choices}") from exc
+
+
+def summary_table(result: dict[str, Any]) -> str:
+    """The harvest table of an evaluation, as printed and as pasted in the README."""
+    lines = [
+        "| topic | strategy | pages | harvest | harvest, first N | recall | mean estimated R "
+        "| top-25 authorities relevant |",
+        "|---|---|---|---|---|---|---|---|",
+    ]  # fmt: skip
+    for topic in result["topics"]:
+        for name, s in topic["strategies"].items():
+            lines.append(
+                f"| {topic['topic']} | {name} | {topic['pages']} | {s['harvest']:.3f} | "
+                f"{s['harvest_at_topic_size']:.3f} | "
+                f"{s['recall']:.3f} | {s['mean_estimate']:.3f} | "
+                f"{s['top25_authorities_relevant']:.2f} |"
+            )
+    return "\n".join(lines)
+
+
+def run_evaluation(
+    ctx: typer.Context,
+    corpus: str,
+    options: Any,
+    progress: ProgressLine,
+) -> dict[str, Any]:
+    """Serve ``corpus`` from a web-in-a-box child process and evaluate against it."""
+    from focuscrawl.evaluation import evaluate
+
+    settings = settings_from(ctx)
+    directory = corpus_dir(corpus, settings.home_path)
+    engine = engine_from(ctx)
+    server, proxy = start_server_process(settings.home_path, str(directory), "--no-faults")
+    try:
+        return evaluate(engine, directory, proxy, options, progress)
+    finally:
+        progress.close()
+        server.terminate()
+        server.communicate()
+        engine.dispose()
+
+
+def eval_command(
+    ctx: typer.Context,
+    topic: Annotated[
+        list[str] | None,
+        typer.Option("--topic", "-t", help=f"Good category; repeat for several [{DEFAULT_TOPIC}]."),
+    ] = None,
+    strategies: Annotated[
+        str, typer.Option(help="Comma-separated: bfs, unfocused, soft, hard.")
+    ] = "bfs,unfocused,soft,hard",
+    corpus: Annotated[str, typer.Option(help="Corpus with ground truth.")] = "wikispeedia",
+    pages: Annotated[
+        int | None,
+        typer.Option(
+            help="Pages per crawl [as many as the topic has relevant pages].", show_default=False
+        ),
+    ] = None,
+    seeds: Annotated[int, typer.Option(help="Relevant seed pages per crawl.")] = 10,
+    seed: Annotated[int, typer.Option(help="Random seed of the seed and training samples.")] = 1,
+    train_fraction: Annotated[float, typer.Option(help="Labelled share used for training.")] = 0.3,
+    robustness: Annotated[
+        bool, typer.Option("--robustness", help="Also two crawls from disjoint 30% seed samples.")
+    ] = False,
+    threads: Annotated[int, typer.Option(help="Crawler threads per crawl.")] = 4,
+    backlog: Annotated[
+        int, typer.Option(help="soft/hard: pages the crawler may run ahead of the classifier.")
+    ] = 4,
+    distill_every: Annotated[
+        int, typer.Option(help="soft/hard: distil and boost every this many pages (0: never).")
+    ] = 500,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="JSON file to write [FOCUSCRAWL_HOME/reports/eval.json].", show_default=False
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+) -> None:
+    """Crawl each strategy from the same seeds in its own database; harvest, recall,
+    robustness and distances against the ground truth, as a table and JSON."""
+    from focuscrawl.evaluation import REFERENCE, EvalOptions
+
+    if pages is not None and pages < 1:
+        raise ConfigError("--pages must be at least 1")
+    if seeds < 1:
+        raise ConfigError("--seeds must be at least 1")
+    options = EvalOptions(
+        topics=topic or [DEFAULT_TOPIC],
+        strategies=parse_strategies(strategies),
+        pages=pages,
+        seeds=seeds,
+        seed=seed,
+        train_fraction=train_fraction,
+        robustness=robustness,
+        threads=threads,
+        backlog=backlog,
+        distill_every=distill_every,
+    )
+    result = run_evaluation(ctx, corpus, options, ProgressLine(quiet=quiet))
+    target = out or settings_from(ctx).home_path / "reports" / "eval.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    typer.echo(summary_table(result))
+    for topic_result in result["topics"]:
+        if topic_result.get("robustness"):
+            r = topic_result["robustness"]
+            typer.echo(
+                f"robustness {topic_result['topic']}: harvest {r['harvest'][0]:.3f} / "
+                f"{r['harvest'][1]:.3f}, relevant-URL overlap at the end "
+                f"{r['relevant_url_overlap'][-1][1]:.2f}, top-25 authorities shared "
+                f"{r['top25_authorities_overlap']:.2f}"
+            )
+        for name, value in REFERENCE.get(topic_result["topic"], {}).items():
+            typer.echo(f"reference, first N (given, not measured here): {name} {value:.2f}")
+    typer.echo("N = the number of relevant pages of the topic; harvest = true share relevant")
+    typer.echo(f"wrote {target}")

@@ -1,0 +1,253 @@
+"""``focuscrawl eval``: crawl strategies side by side on one topic, against the
+web-in-a-box's ground truth, and the paper's robustness test (section 5.3-5.4).
+
+Every crawl runs in a database of its own next to the configured one
+(``<name>_<label>``, dropped and made afresh), with the same taxonomy, the same
+30% training sample and the same model, from the same seeds.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from focuscrawl.classifier.model import HierarchicalModel
+from focuscrawl.crawler.config import Mode
+from focuscrawl.database import sibling_database
+from focuscrawl.evaluation.metrics import (
+    cumulative_share,
+    first_distinct,
+    histogram,
+    moving_average,
+    overlap_curve,
+    recall_curve,
+    thin,
+)
+from focuscrawl.evaluation.runs import CrawlPlan, CrawlTrace, prepare_database, run_crawl
+from focuscrawl.evaluation.truth import GroundTruth, load_truth
+from focuscrawl.taxonomy_import import TaxonomyImport, from_corpus
+
+__all__ = ["REFERENCE", "EvalOptions", "Progress", "evaluate"]
+
+#: Harvest among the first N pages (N = the topic's size) that the brief gives for
+#: Wikispeedia, subject.Science.Biology, 10 relevant seeds; not measured here.
+REFERENCE = {
+    "subject.Science.Biology": {
+        "unfocused (paper's order)": 0.14,
+        "breadth-first": 0.26,
+        "soft, perfect page classifier": 0.41,
+        "knowing every link target's label": 0.76,
+    }
+}
+
+#: (what is happening, pages done, pages in all); pages 0 of 0 for steps without a count
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    topics: Sequence[str]
+    strategies: Sequence[Mode]
+    pages: int | None = None  # None: as many as the topic has relevant pages
+    seeds: int = 10
+    seed: int = 1  # of the seed sample and of the training sample
+    train_fraction: float = 0.3
+    robustness: bool = False
+    threads: int = 4
+    backlog: int = 4
+    distill_every: int = 500
+    database_prefix: str | None = None  # None: <configured name>_eval
+
+
+def _quiet(what: str, done: int, total: int) -> None:
+    return None
+
+
+def evaluate(
+    engine: Engine,
+    corpus: Path,
+    proxy: str,
+    options: EvalOptions,
+    progress: Progress = _quiet,
+) -> dict[str, Any]:
+    """Run the crawls, measure them against the truth; the JSON-ready result.
+
+    Each crawl's database stays afterwards: ``"databases"`` in the result names them.
+    """
+    started = time.perf_counter()
+    progress("reading the ground truth", 0, 0)
+    truth = load_truth(corpus)
+    progress(f"building the taxonomy from a {options.train_fraction:.0%} sample", 0, 0)
+    data = from_corpus(corpus, options.train_fraction, seed=options.seed)
+    prefix = options.database_prefix or f"{engine.url.database}_eval"
+    model: HierarchicalModel | None = None
+    results: list[dict[str, Any]] = []
+    databases: dict[str, str] = {}
+    for topic in options.topics:
+        relevant = truth.relevant(topic)
+        pages = options.pages or len(relevant)
+        seeds = truth.seeds(topic, options.seeds, options.seed)
+        traces: dict[str, CrawlTrace] = {}
+        for mode in options.strategies:
+            label = _label(topic, mode.value, len(options.topics))
+            database = f"{prefix}_{label}"
+            trace, model = _one_crawl(
+                engine, database, data, model, CrawlPlan(mode, topic, seeds, pages, proxy,
+                options.threads, options.backlog, options.distill_every), progress
+            )  # fmt: skip
+            traces[mode.value] = trace
+            databases[f"{topic} {mode.value}"] = database
+        result = _measure(topic, truth, relevant, pages, seeds, traces)
+        if options.robustness:
+            result["robustness"], model = _robustness(
+                engine, prefix, data, model, truth, topic, pages, proxy, options, progress
+            )
+        results.append(result)
+    return {
+        "corpus": str(corpus),
+        "seed": options.seed,
+        "train_fraction": options.train_fraction,
+        "seeds_per_topic": options.seeds,
+        "topics": results,
+        "databases": databases,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def _label(topic: str, what: str, topics: int) -> str:
+    name = what.replace("-", "_")
+    if topics > 1:
+        name = topic.rsplit(".", 1)[-1].lower()[:20] + "_" + name
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
+def _one_crawl(
+    engine: Engine,
+    database: str,
+    data: TaxonomyImport,
+    model: HierarchicalModel | None,
+    plan: CrawlPlan,
+    progress: Progress,
+) -> tuple[CrawlTrace, HierarchicalModel]:
+    progress(f"{plan.mode.value}: preparing database {database}", 0, 0)
+    target = sibling_database(engine, database)
+    try:
+        model = prepare_database(target, data, plan.topic, model)
+        what = f"{plan.mode.value} crawl of {plan.topic}"
+        trace = run_crawl(target, plan, lambda done: progress(what, done, plan.pages))
+        progress(what, len(trace.urls), plan.pages)
+    finally:
+        target.dispose()
+    return trace, model
+
+
+def _curves(flags: list[bool], estimates: list[float | None], relevant: int) -> dict[str, Any]:
+    values = [float(f) for f in flags]
+    known = [e if e is not None else 0.0 for e in estimates]
+    return {
+        "harvest_curve": thin(cumulative_share(flags)),
+        "harvest_ma100": thin(moving_average(values, 100)),
+        "harvest_ma1000": thin(moving_average(values, 1000)),
+        "recall_curve": thin(recall_curve(flags, relevant)),
+        "estimate_ma100": thin(moving_average(known, 100)),
+        "estimate_ma1000": thin(moving_average(known, 1000)),
+    }
+
+
+def _measure(
+    topic: str,
+    truth: GroundTruth,
+    relevant: frozenset[str],
+    pages: int,
+    seeds: list[str],
+    traces: dict[str, CrawlTrace],
+) -> dict[str, Any]:
+    strategies: dict[str, Any] = {}
+    for name, trace in traces.items():
+        flags = [url in relevant for url in trace.urls]
+        first = flags[:pages]
+        sized = flags[: len(relevant)]
+        good_authorities = [url in relevant for url in trace.authorities[:25]]
+        strategies[name] = {
+            "fetched": len(trace.urls),
+            "harvest": round(sum(first) / max(len(first), 1), 3),
+            "recall": round(sum(first) / len(relevant), 3),
+            "harvest_at_topic_size": round(sum(sized) / max(len(sized), 1), 3),
+            "mean_estimate": round(
+                sum(e or 0.0 for e in trace.estimates[:pages]) / max(len(first), 1), 3
+            ),
+            "seconds": trace.seconds,
+            "distiller_runs": trace.distills,
+            "top25_authorities_relevant": round(
+                sum(good_authorities) / max(len(good_authorities), 1), 3
+            ),
+            "authority_distance": histogram(trace.authority_distances),
+            **_curves(flags, trace.estimates, len(relevant)),
+        }
+    return {
+        "topic": topic,
+        "relevant_pages": len(relevant),
+        "pages": pages,
+        "seeds": seeds,
+        "strategies": strategies,
+        "reference": REFERENCE.get(topic, {}),
+    }
+
+
+def _robustness(
+    engine: Engine,
+    prefix: str,
+    data: TaxonomyImport,
+    model: HierarchicalModel | None,
+    truth: GroundTruth,
+    topic: str,
+    pages: int,
+    proxy: str,
+    options: EvalOptions,
+    progress: Progress,
+) -> tuple[dict[str, Any], HierarchicalModel]:
+    """Two soft crawls from disjoint random 30% samples of the seeds; how far they agree."""
+    pool = truth.seeds(topic, max(options.seeds, 10), options.seed)
+    shuffled = random.Random(options.seed + 1).sample(pool, len(pool))
+    size = max(1, round(0.3 * len(pool)))
+    samples = [shuffled[:size], shuffled[size : 2 * size]]
+    traces = []
+    for n, sample in enumerate(samples, 1):
+        database = f"{prefix}_{_label(topic, f'robust{n}', len(options.topics))}"
+        plan = CrawlPlan(Mode.SOFT, topic, sample, pages, proxy, options.threads,
+                         options.backlog, options.distill_every)  # fmt: skip
+        trace, model = _one_crawl(engine, database, data, model, plan, progress)
+        traces.append(trace)
+    relevant = truth.relevant(topic)
+    a, b = traces
+    good_a = [u for u in a.urls if u in relevant]
+    good_b = [u for u in b.urls if u in relevant]
+    servers_a = first_distinct(a.authority_hosts, 25)
+    servers_b = first_distinct(b.authority_hosts, 25)
+    return {
+        "seed_samples": samples,
+        "url_overlap": thin(overlap_curve(a.urls, b.urls)),
+        "relevant_url_overlap": thin(overlap_curve(good_a, good_b)),
+        "server_overlap": thin(
+            overlap_curve(
+                first_distinct(a.hosts, len(a.hosts)), first_distinct(b.hosts, len(b.hosts))
+            )
+        ),
+        "top25_authorities_overlap": round(
+            len(set(a.authorities[:25]) & set(b.authorities[:25])) / 25, 3
+        ),
+        "top25_authority_servers": [servers_a, servers_b],
+        "top25_authority_servers_overlap": round(
+            len(set(servers_a) & set(servers_b)) / max(len(set(servers_a) | set(servers_b)), 1), 3
+        ),
+        "harvest": [
+            round(sum(u in relevant for u in t.urls[:pages]) / max(len(t.urls[:pages]), 1), 3)
+            for t in traces
+        ],
+    }, model  # type: ignore[return-value]

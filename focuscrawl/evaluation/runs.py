@@ -1,0 +1,157 @@
+"""One evaluated crawl: a database of its own, the crawler, classifier and distiller
+running together in this process, and what the crawl did read back from its tables."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy.engine import Engine
+
+from focuscrawl.classifier import Classifier
+from focuscrawl.classifier.model import HierarchicalModel
+from focuscrawl.classifier.store import save_model
+from focuscrawl.crawler.config import CrawlConfig, Mode
+from focuscrawl.crawler.fetch import FetchConfig
+from focuscrawl.crawler.process import Crawler
+from focuscrawl.database import execute
+from focuscrawl.distiller import boost, run_hits, top
+from focuscrawl.evaluation.metrics import distances_from
+from focuscrawl.queries import queries
+from focuscrawl.seeds import add_seeds
+from focuscrawl.taxonomy import set_good
+from focuscrawl.taxonomy_import import TaxonomyImport, store_import
+
+__all__ = ["CrawlPlan", "CrawlTrace", "prepare_database", "run_crawl"]
+
+CLASSIFIER_POLL_S = 0.02
+
+
+@dataclass(frozen=True)
+class CrawlPlan:
+    mode: Mode
+    topic: str
+    seeds: list[str]
+    pages: int
+    proxy: str
+    threads: int = 4
+    #: soft/hard: fetched pages allowed to wait for the classifier (--max-backlog)
+    backlog: int = 4
+    #: soft/hard: distil and boost the best hubs' neighbours every this many pages (0: never)
+    distill_every: int = 500
+
+
+@dataclass
+class CrawlTrace:
+    """What one crawl fetched, in order, and what its distiller found at the end."""
+
+    mode: str
+    urls: list[str]
+    hosts: list[str]
+    estimates: list[float | None]
+    seconds: float
+    authorities: list[str] = field(default_factory=list)  # best first
+    authority_hosts: list[str] = field(default_factory=list)
+    authority_distances: list[int | None] = field(default_factory=list)
+    hubs: list[str] = field(default_factory=list)
+    distills: int = 0
+
+
+def prepare_database(
+    engine: Engine, data: TaxonomyImport, topic: str, model: HierarchicalModel | None = None
+) -> HierarchicalModel:
+    """Taxonomy, examples, ``topic`` marked good and a model (trained unless given)."""
+    from focuscrawl.classifier import train_model
+
+    store_import(engine, data, replace=True)
+    set_good(engine, [topic], True)
+    if model is None:
+        return train_model(engine)[1]
+    with engine.begin() as connection:
+        save_model(connection, model, data.tree, len(data.examples))
+    return model
+
+
+def _fetched(engine: Engine) -> int:
+    with engine.connect() as connection:
+        count = connection.exec_driver_sql("SELECT count(*) FROM doc WHERE state = 2").scalar()
+    return int(count or 0)
+
+
+def run_crawl(
+    engine: Engine, plan: CrawlPlan, progress: Callable[[int], None] | None = None
+) -> CrawlTrace:
+    """Crawl ``plan.pages`` pages from the seeds with the classifier (and, when focused,
+    the distiller) running; return the trace. The database must be prepared."""
+    focused = plan.mode in (Mode.SOFT, Mode.HARD)
+    with engine.begin() as connection:
+        add_seeds(connection, plan.seeds)
+    config = CrawlConfig(
+        mode=plan.mode,
+        threads=plan.threads,
+        batch_per_thread=2,
+        max_pages=plan.pages,
+        host_delay=0.0,
+        idle_exit_seconds=3.0,
+        quiet=True,
+        max_backlog=plan.backlog if focused else None,
+        fetch=FetchConfig(proxy=plan.proxy),
+    )
+    crawler = Crawler(engine, config)
+    classifier = Classifier(engine, poll_seconds=CLASSIFIER_POLL_S)
+    started = time.perf_counter()
+    threads = [
+        threading.Thread(target=crawler.run, name="eval-crawler", daemon=True),
+        threading.Thread(target=classifier.run, name="eval-classifier", daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    distills, next_distill = 0, plan.distill_every
+    try:
+        while threads[0].is_alive():
+            threads[0].join(0.25)
+            fetched = _fetched(engine)
+            if progress is not None:
+                progress(fetched)
+            if focused and plan.distill_every and fetched >= next_distill:
+                run_hits(engine)
+                boost(engine)
+                distills += 1
+                next_distill += plan.distill_every
+    finally:
+        crawler.stop_event.set()
+        threads[0].join()
+        classifier.stop()
+        threads[1].join()
+    Classifier(engine).run(once=True)  # score what the crawl fetched last
+    seconds = time.perf_counter() - started
+    return _trace(engine, plan, seconds, distills)
+
+
+def _trace(engine: Engine, plan: CrawlPlan, seconds: float, distills: int) -> CrawlTrace:
+    with engine.connect() as connection:
+        rows = execute(connection, queries["fetched_in_order"]).all()
+        edges = [(r.oid_src, r.oid_dst) for r in execute(connection, queries["crawl_graph"])]
+        seeds = execute(connection, queries["oids_of"], {"urls": plan.seeds}).all()
+    trace = CrawlTrace(
+        mode=plan.mode.value,
+        urls=[r.url for r in rows],
+        hosts=[r.host for r in rows],
+        estimates=[None if r.estimate is None else round(float(r.estimate), 4) for r in rows],
+        seconds=round(seconds, 1),
+        distills=distills,
+    )
+    if not rows:
+        return trace
+    run_hits(engine)
+    authorities = top(engine, hubs=False, limit=100)
+    trace.authorities = [a.url for a in authorities]
+    trace.authority_hosts = [a.host for a in authorities]
+    trace.hubs = [h.url for h in top(engine, hubs=True, limit=25)]
+    oid_of = {r.url: r.oid for r in rows}
+    targets = [oid_of[url] for url in trace.authorities if url in oid_of]
+    distance = distances_from([s.oid for s in seeds], edges, targets)
+    trace.authority_distances = [distance[t] for t in targets]
+    return trace

@@ -1,0 +1,45 @@
+"""The web-in-a-box's ground truth: which pages belong to a topic."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from focuscrawl.errors import CorpusError
+from focuscrawl.webbox import load_corpus
+
+__all__ = ["GroundTruth", "load_truth", "under"]
+
+
+def under(category: str, topic: str) -> bool:
+    """``category`` is ``topic`` or lies below it in the tree."""
+    return category == topic or category.startswith(topic + ".")
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    labels: dict[str, tuple[str, ...]]  # URL -> its category paths
+
+    def relevant(self, topic: str) -> frozenset[str]:
+        found = frozenset(u for u, cs in self.labels.items() if any(under(c, topic) for c in cs))
+        if not found:
+            raise CorpusError(f"no page of the corpus is labelled {topic!r} or below it")
+        return found
+
+    def seeds(self, topic: str, count: int, seed: int) -> list[str]:
+        """A seeded random sample of ``count`` relevant pages."""
+        relevant = sorted(self.relevant(topic))
+        if count > len(relevant):
+            raise CorpusError(f"asked for {count} seeds, but {topic} has {len(relevant)} pages")
+        return random.Random(seed).sample(relevant, count)
+
+
+def load_truth(directory: Path) -> GroundTruth:
+    labels: dict[str, list[str]] = defaultdict(list)
+    for url, category in load_corpus(str(directory), directory).labels():
+        labels[url].append(category)
+    if not labels:
+        raise CorpusError(f"{directory}: the corpus has no ground truth")
+    return GroundTruth({u: tuple(cs) for u, cs in labels.items()})

@@ -1,0 +1,28 @@
+-- What `focuscrawl report` reads. Each runs in psql as it is. Relevance is shown as
+-- R = exp(log R), floored as in sql/monitor/.
+
+-- report_totals --
+SELECT count(*) FILTER (WHERE state = 2) AS fetched,
+       count(*) FILTER (WHERE state = 3) AS failed,
+       count(*) FILTER (WHERE state IN (0, 1, 4)) AS frontier,
+       count(*) FILTER (WHERE state = 2 AND model_id IS NULL) AS unscored,
+       (SELECT count(*) FROM link) AS links,
+       (SELECT count(*) FROM site) AS sites,
+       min(fetched_at) AS first_fetch, max(fetched_at) AS last_fetch
+FROM doc;
+
+-- report_relevance_by_fetch --
+-- The classifier's R of every scored page, in fetch order (the paper's figures 4-6).
+SELECT exp(greatest(relevance, -700)) AS r
+FROM doc WHERE state = 2 AND model_id IS NOT NULL AND cid IS NOT NULL
+ORDER BY fetch_seq;
+
+-- report_relevance_histogram --
+-- How many fetched pages fall in each tenth of R, and each decade of R below 0.1
+-- (the paper's figure 7 is on a log scale).
+SELECT CASE WHEN relevance >= ln(0.1)
+            THEN '>= ' || (least(floor(exp(relevance) * 10), 9) / 10)::text
+            ELSE '< 1e' || greatest(floor(relevance / ln(10)), -12)::int + 1 END AS bucket,
+       min(relevance) AS low, count(*) AS pages
+FROM doc WHERE state = 2 AND model_id IS NOT NULL AND cid IS NOT NULL
+GROUP BY 1 ORDER BY low;
