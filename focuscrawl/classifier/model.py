@@ -167,8 +167,14 @@ class HierarchicalModel:
             body = raw[:, 1:]
             top = np.maximum.reduceat(body, self.group_starts - 1, axis=1)
             shifted = body - top[:, self.group_of]
-            total = np.add.reduceat(np.exp(shifted), self.group_starts - 1, axis=1)
-            logp[:, 1:] = shifted - np.log(total)[:, self.group_of]
+            # log of the sibling sum as log1p(the rest besides one maximum), so that a
+            # dominant child keeps a tiny negative log Pr instead of rounding to exactly 0:
+            # relevance then still orders pages the classifier is nearly sure of
+            exps = np.exp(shifted)
+            at_top = shifted == 0
+            rest = np.add.reduceat(np.where(at_top, 0.0, exps), self.group_starts - 1, axis=1)
+            rest += np.add.reduceat(at_top, self.group_starts - 1, axis=1) - 1
+            logp[:, 1:] = shifted - np.log1p(rest)[:, self.group_of]
             for level in self.levels:
                 logp[:, level] += logp[:, self.parents[level]]
         return Scores(logp, self)

@@ -51,9 +51,11 @@ def good_sets(tree: Tree) -> tuple[list[int], list[int]]:
 
 
 def node_scores_text(logp: np.ndarray) -> list[str]:
-    """Rows of log-probabilities as PostgreSQL array literals (real precision)."""
+    """Rows of log-probabilities as PostgreSQL array literals (real precision: values
+    nearer 0 than float32 can hold become 0, below -1e30 become -1e30)."""
     template = "{" + ",".join(["%.7g"] * logp.shape[1]) + "}"
-    return [template % tuple(row) for row in np.maximum(logp, -1e30).tolist()]
+    clipped = np.where(logp > -1e-30, 0.0, np.maximum(logp, -1e30))
+    return [template % tuple(row) for row in clipped.tolist()]
 
 
 class Classifier:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
+import time
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
@@ -16,7 +18,10 @@ from focuscrawl.database import execute
 from focuscrawl.errors import ConfigError
 from focuscrawl.queries import queries
 
-app = typer.Typer(help="Monitoring queries on a live crawl.", no_args_is_help=True)
+app = typer.Typer(
+    help="The live view (no sub-command) and the monitoring queries of a crawl.",
+    invoke_without_command=True,
+)
 
 PREFIX = "monitor/"
 
@@ -83,3 +88,35 @@ def list_command() -> None:
             if line.startswith("--")
         ]
         typer.echo(f"{name:12} {comment[0] if comment else ''}")
+
+
+@app.callback()
+def live(
+    ctx: typer.Context,
+    interval: Annotated[float, typer.Option(help="Seconds between refreshes.")] = 2.0,
+    window: Annotated[float, typer.Option(help="Seconds over which rates are measured.")] = 60.0,
+    once: Annotated[bool, typer.Option("--once", help="Print one snapshot and exit.")] = False,
+    count: Annotated[
+        int | None, typer.Option(help="Stop after this many refreshes.", show_default=False)
+    ] = None,
+) -> None:
+    """Refresh a dashboard: pages, pages/s, harvest rate, frontier, classifier backlog,
+    errors, and the stagnation and diffusion alarms. Ctrl-C ends it."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if interval <= 0 or window <= 0:
+        raise ConfigError("--interval and --window must be above 0")
+    from focuscrawl.dashboard import Watch, render, snapshot
+
+    engine = engine_from(ctx)
+    watch = Watch(window_s=window)
+    tty = sys.stdout.isatty()
+    shown = 0
+    while True:
+        watch.add(snapshot(engine))
+        text = render(watch)
+        typer.echo(("\x1b[H\x1b[2J" if tty else "") + text + ("" if tty else "\n"))
+        shown += 1
+        if once or (count is not None and shown >= count):
+            return
+        time.sleep(interval)

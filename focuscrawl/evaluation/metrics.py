@@ -92,7 +92,7 @@ def distances_from(
 
 def thin(values: Sequence[float], points: int = 300) -> list[tuple[int, float]]:
     """(k, value) pairs, k from 1, at most about ``points`` of them, the last kept."""
-    step = max(1, len(values) // points)
+    step = max(1, -(-len(values) // points))
     picked = [(k + 1, values[k]) for k in range(0, len(values), step)]
     if values and picked[-1][0] != len(values):
         picked.append((len(values), values[-1]))

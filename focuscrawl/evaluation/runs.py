@@ -18,6 +18,7 @@ from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
 from focuscrawl.database import execute
 from focuscrawl.distiller import boost, run_hits, top
+from focuscrawl.errors import FocuscrawlError
 from focuscrawl.evaluation.metrics import distances_from
 from focuscrawl.queries import queries
 from focuscrawl.seeds import add_seeds
@@ -102,14 +103,23 @@ def run_crawl(
     crawler = Crawler(engine, config)
     classifier = Classifier(engine, poll_seconds=CLASSIFIER_POLL_S)
     started = time.perf_counter()
+    distills, next_distill = 0, plan.distill_every
+    failure: list[BaseException] = []
+
+    def classify() -> None:
+        try:
+            classifier.run()
+        except BaseException as exc:  # reported below; the crawl must not wait for it
+            failure.append(exc)
+            crawler.stop_event.set()
+
     threads = [
         threading.Thread(target=crawler.run, name="eval-crawler", daemon=True),
-        threading.Thread(target=classifier.run, name="eval-classifier", daemon=True),
+        threading.Thread(target=classify, name="eval-classifier", daemon=True),
     ]
-    for thread in threads:
-        thread.start()
-    distills, next_distill = 0, plan.distill_every
     try:
+        for thread in threads:
+            thread.start()
         while threads[0].is_alive():
             threads[0].join(0.25)
             fetched = _fetched(engine)
@@ -125,6 +135,8 @@ def run_crawl(
         threads[0].join()
         classifier.stop()
         threads[1].join()
+    if failure:
+        raise FocuscrawlError(f"the classifier failed during the crawl: {failure[0]}")
     Classifier(engine).run(once=True)  # score what the crawl fetched last
     seconds = time.perf_counter() - started
     return _trace(engine, plan, seconds, distills)

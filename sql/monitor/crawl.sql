@@ -88,3 +88,25 @@ SELECT d.url, count(*) AS linked_from_best, exp(greatest(d.relevance, -700)) AS 
 FROM best JOIN link AS l ON l.oid_src = best.oid JOIN doc AS d ON d.oid = l.oid_dst
 WHERE d.state IN (0, 4)
 GROUP BY d.url, d.relevance ORDER BY linked_from_best DESC, d.url LIMIT 50;
+
+-- dashboard --
+-- The live view's numbers in one row: totals, the classifier's backlog, the sum of R
+-- over scored pages (its growth is the acquisition rate of relevant pages) and the
+-- moving averages of R over the last 100 and 1,000 scored fetches.
+WITH recent AS (
+    SELECT exp(greatest(relevance, -700)) AS r, row_number() OVER (ORDER BY fetch_seq DESC) AS back
+    FROM (SELECT relevance, fetch_seq FROM doc
+          WHERE state = 2 AND model_id IS NOT NULL AND cid IS NOT NULL
+          ORDER BY fetch_seq DESC LIMIT 1000) AS last
+)
+SELECT count(*) FILTER (WHERE state = 2) AS fetched,
+       count(*) FILTER (WHERE state = 3) AS failed,
+       count(*) FILTER (WHERE state IN (0, 1, 4)) AS frontier,
+       count(*) FILTER (WHERE state = 2 AND model_id IS NULL) AS unscored,
+       count(*) FILTER (WHERE error IS NOT NULL) AS errors,
+       coalesce(sum(exp(greatest(relevance, -700)))
+                FILTER (WHERE state = 2 AND model_id IS NOT NULL AND cid IS NOT NULL), 0)
+           AS relevance_sum,
+       (SELECT avg(r) FROM recent WHERE back <= 100) AS avg_100,
+       (SELECT avg(r) FROM recent) AS avg_1000
+FROM doc;

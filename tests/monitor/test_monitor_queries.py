@@ -67,4 +67,19 @@ def test_every_monitoring_query_runs_on_a_live_crawl(
     stagnation = json.loads(_monitor(db_url, "query", "stagnation", "--format", "json").stdout)
     assert stagnation and stagnation[0]["num_tries"] == 0
     wrong = _monitor(db_url, "query", "nonsense")
-    assert wrong.returncode == 2 and "there are: census, diffusion" in wrong.stderr
+    assert wrong.returncode == 2 and "there are: census, dashboard, diffusion" in wrong.stderr
+
+
+def test_the_live_view_prints_its_numbers(engine: sa.Engine, db_url: str, tmp_path: Path) -> None:
+    directory = write_corpus(tmp_path / "web")
+    corpus = StaticCorpus.load(directory, read_meta(directory))
+    with WebBoxThread(WebBox(corpus, faults=False)) as web:
+        crawl(engine, web.proxy, [page_url("topics.sports.cycling", 1)], mode=Mode.BFS,
+              max_pages=12, threads=2)  # fmt: skip
+    shown = _monitor(db_url, "--count", "2", "--interval", "0.2", "--window", "0.1")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("focuscrawl monitor") == 2
+    assert "pages fetched      12" in shown.stdout and "classifier backlog 12" in shown.stdout
+    assert "stagnation alarm" in shown.stdout and "diffusion alarm    no" in shown.stdout
+    wrong = _monitor(db_url, "--interval", "0")
+    assert wrong.returncode == 2 and "--interval" in wrong.stderr

@@ -1,0 +1,100 @@
+"""``focuscrawl eval`` and ``focuscrawl report`` from the command line, on the
+hand-made topic web (its ground truth is truth/labels.tsv)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psycopg2
+from psycopg2 import sql
+from sqlalchemy.engine import make_url
+
+from tests.classifier.topics import write_corpus
+
+TOPIC = "topics.sports.cycling"
+
+
+def _drop_siblings(db_url: str) -> None:
+    url = make_url(db_url)
+    connection = psycopg2.connect(url.set(drivername="postgresql").render_as_string(False))
+    connection.autocommit = True
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s", (f"{url.database}_%",)
+        )
+        for (name,) in cursor.fetchall():
+            cursor.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+    connection.close()
+
+
+def test_eval_four_strategies_robustness_and_the_report(cli, db_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    env = {"FOCUSCRAWL_DATABASE_URL": db_url}
+    corpus = write_corpus(tmp_path / "web")
+    out = tmp_path / "eval.json"
+    try:
+        done = cli(
+            "eval", "--corpus", str(corpus), "--topic", TOPIC, "--strategies",
+            "bfs,unfocused,soft,hard", "--seeds", "4", "--pages", "40", "--robustness",
+            "--distill-every", "20", "--out", str(out), env=env, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        result = json.loads(out.read_text())
+        topic = result["topics"][0]
+        assert topic["topic"] == TOPIC and topic["relevant_pages"] == 30 and topic["pages"] == 40
+        assert set(topic["strategies"]) == {"bfs", "unfocused", "soft", "hard"}
+        for name, s in topic["strategies"].items():
+            assert s["fetched"] == 40, name
+            assert 0 < s["harvest"] <= 1 and 0 < s["recall"] <= 1
+            # recall and harvest count the same relevant pages among the first 40
+            assert abs(s["harvest"] * 40 - s["recall"] * 30) < 0.1
+            assert s["harvest_curve"][-1][0] == 40
+            assert sum(s["authority_distance"].values()) > 0
+        assert topic["strategies"]["soft"]["distiller_runs"] >= 1
+        # links stay mostly within topics, so every crawl from relevant seeds beats the
+        # base rate of 30 relevant pages in 120 (soft against bfs is tested on Wikispeedia)
+        assert all(s["harvest"] > 0.3 for s in topic["strategies"].values())
+        robust = topic["robustness"]
+        assert len(robust["seed_samples"]) == 2
+        assert not set(robust["seed_samples"][0]) & set(robust["seed_samples"][1])
+        assert 0 <= robust["relevant_url_overlap"][-1][1] <= 1
+        assert f"| {TOPIC} | soft | 40 |" in done.stdout
+        assert set(result["databases"]) == {f"{TOPIC} {m}" for m in topic["strategies"]}
+
+        # the report of the soft crawl's database, with the evaluation's charts
+        soft = make_url(db_url).set(database=result["databases"][f"{TOPIC} soft"])
+        page_dir = tmp_path / "report"
+        soft_env = {"FOCUSCRAWL_DATABASE_URL": soft.render_as_string(hide_password=False)}
+        report = cli("report", "--out", str(page_dir), "--eval", str(out), env=soft_env)
+        assert report.returncode == 0, report.stderr
+        html = (page_dir / "index.html").read_text()
+        assert html.count("<svg") >= 7 and "Top authorities" in html
+        assert f"Evaluation: {TOPIC}" in html and "Robustness" in html
+        assert json.loads((page_dir / "evaluation.json").read_text()) == result
+
+        bad = cli("eval", "--corpus", str(corpus), "--strategies", "bfs,greedy", env=env)
+        assert bad.returncode == 2 and "--strategies" in bad.stderr
+        missing = cli(
+            "report", "--out", str(page_dir), "--eval", str(tmp_path / "no.json"), env=env
+        )
+        assert missing.returncode == 2 and "--eval" in missing.stderr
+    finally:
+        _drop_siblings(db_url)
+
+
+def test_report_escapes_what_pages_and_the_taxonomy_say(
+    cli, db_url: str, engine, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    hostile = 'http://evil.example/"><script>alert(1)</script>'
+    with engine.begin() as c:
+        c.exec_driver_sql("INSERT INTO site (host) VALUES ('evil.example')")
+        c.exec_driver_sql(
+            "INSERT INTO doc (oid, url, sid, bytehash, state, fetch_seq, relevance, error, "
+            "http_status) SELECT url_oid(%(u)s), %(u)s, sid, 0, 3, 1, 0, '<b>bad</b>', 500 FROM site",
+            {"u": hostile},
+        )
+    done = cli("report", "--out", str(tmp_path / "r"), env={"FOCUSCRAWL_DATABASE_URL": db_url})
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "r" / "index.html").read_text()
+    assert "<script>" not in html and "<b>bad</b>" not in html and "&lt;b&gt;bad" in html
+    assert "No page has been scored" in html and "No distiller run yet" in html
