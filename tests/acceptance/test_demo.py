@@ -1,0 +1,64 @@
+"""The README's first command, as a newcomer runs it: ``focuscrawl demo`` on the
+embedded default with a fresh home, then its report in a real headless browser."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
+
+
+def _browser() -> str:
+    for name in CHROMIUM:
+        found = shutil.which(name)
+        if found:
+            return found
+    if os.environ.get("CI") == "true":
+        pytest.fail("CI=true but no headless browser: .ci/run installs Debian's chromium")
+    pytest.skip("no chromium to open the report in")
+
+
+def _browse(browser: str, page: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    return subprocess.run(
+        [browser, *flags, *args, page.as_uri()], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_demo_runs_to_the_end_and_its_report_opens_with_charts(
+    corpora_dir: Path, tmp_path: Path
+) -> None:
+    browser = _browser()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
+    env.update({"FOCUSCRAWL_HOME": str(tmp_path / "home"), "FOCUSCRAWL_CORPORA": str(corpora_dir)})
+    focuscrawl = [sys.executable, "-m", "focuscrawl"]
+    try:
+        done = subprocess.run(
+            [*focuscrawl, "demo"], env=env, capture_output=True, text=True, timeout=900
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+    finally:
+        subprocess.run([*focuscrawl, "db", "down"], env=env, capture_output=True, timeout=120)
+    rows = dict(
+        re.findall(r"\| subject\.Science\.Biology \| (\w+) \| 1500 \| ([\d.]+) \|", done.stdout)
+    )
+    assert set(rows) == {"bfs", "soft"}, done.stdout
+    # the quality bar: soft focus beats breadth-first clearly
+    assert float(rows["soft"]) > float(rows["bfs"]) + 0.05, done.stdout
+    page = Path(done.stdout.strip().splitlines()[-1].removeprefix("report: "))
+    assert page == tmp_path / "home" / "reports" / "demo" / "index.html" and page.is_file()
+
+    dom = _browse(browser, page, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-1000:]
+    assert dom.stdout.count("<svg") >= 6 and "<polyline" in dom.stdout
+    assert "Evaluation: subject.Science.Biology" in dom.stdout
+    shot = tmp_path / "report.png"
+    taken = _browse(browser, page, f"--screenshot={shot}", "--window-size=1100,2000")
+    assert taken.returncode == 0 and shot.stat().st_size > 50_000, taken.stderr[-1000:]
