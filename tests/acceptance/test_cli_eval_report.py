@@ -98,3 +98,23 @@ def test_report_escapes_what_pages_and_the_taxonomy_say(
     html = (tmp_path / "r" / "index.html").read_text()
     assert "<script>" not in html and "<b>bad</b>" not in html and "&lt;b&gt;bad" in html
     assert "No page has been scored" in html and "No distiller run yet" in html
+
+
+def test_eval_on_a_generated_web(cli, db_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A generated web labels every page with its topic: training and truth come from it."""
+    env = {"FOCUSCRAWL_DATABASE_URL": db_url}
+    made = cli("webbox", "generate", "--pages", "3000", "--hosts", "40", "--name", "gen")
+    assert made.returncode == 0, made.stderr
+    corpus = tmp_path / "home" / "corpora" / "gen"
+    out = tmp_path / "eval.json"
+    try:
+        done = cli(
+            "eval", "--corpus", str(corpus), "--topic", "subject.Science", "--strategies",
+            "bfs,soft", "--seeds", "5", "--pages", "60", "--out", str(out), env=env, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        topic = json.loads(out.read_text())["topics"][0]
+        assert topic["relevant_pages"] > 100 and topic["pages"] == 60
+        assert all(s["fetched"] == 60 for s in topic["strategies"].values())
+    finally:
+        _drop_siblings(db_url)
