@@ -6,9 +6,12 @@ The one place that turns settings into an engine: the configured
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
+import psycopg2.errors
 import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
@@ -34,6 +37,8 @@ __all__ = [
     "libpq_url",
     "make_engine",
     "open_database",
+    "retry_rolled_back",
+    "rolled_back",
     "sibling_database",
     "unreachable",
     "upgrade",
@@ -141,6 +146,30 @@ def open_database(settings: Settings, migrate: bool = True) -> Engine:
     if migrate:
         ensure_schema(engine)
     return engine
+
+
+_T = TypeVar("_T")
+_log = logging.getLogger("focuscrawl.database")
+
+
+def rolled_back(exc: BaseException) -> bool:
+    """PostgreSQL rolled the transaction back to resolve a deadlock or a serialization
+    conflict: nothing was written, and running it again is the cure."""
+    orig = getattr(exc, "orig", exc)
+    return isinstance(orig, psycopg2.errors.TransactionRollbackError)
+
+
+def retry_rolled_back(action: Callable[[], _T], attempts: int = 5) -> _T:
+    """Run a transaction, again (up to ``attempts`` times) when PostgreSQL rolls it back."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return action()
+        except sa.exc.OperationalError as exc:
+            if not rolled_back(exc) or attempt == attempts:
+                raise
+            _log.warning("event=retry attempt=%d error=%s", attempt, str(exc.orig).strip()[:80])
+            time.sleep(0.05 * attempt)
+    raise AssertionError("unreachable")
 
 
 def sibling_database(engine: Engine, name: str) -> Engine:

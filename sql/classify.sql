@@ -54,7 +54,8 @@ ON CONFLICT (oid) DO UPDATE SET model_id = EXCLUDED.model_id, logp = EXCLUDED.lo
 -- estimate is the highest relevance among its scored parents (the first scored parent
 -- replaces the crawler's provisional estimate, model_id NULL). Hard focus: held URLs
 -- are released when some parent's best leaf lies below a good node (a page without
--- text passes its own release on). Seeds keep their rank.
+-- text passes its own release on). Seeds keep their rank. The rows are locked in oid
+-- order first, as the distiller's boost does, so the two do not deadlock.
 WITH estimate AS (
     SELECT l.oid_dst AS oid, max(p.relevance) AS relevance,
            bool_or(p.cid IS NULL OR p.cid = ANY(%(good_leaves)s::smallint[])) AS release
@@ -62,13 +63,18 @@ WITH estimate AS (
     JOIN doc AS p ON p.oid = l.oid_src
     WHERE l.oid_src = ANY(%(oids)s::bigint[])
     GROUP BY l.oid_dst
+), locked AS (
+    SELECT d.oid FROM doc AS d
+    WHERE d.oid IN (SELECT oid FROM estimate) AND d.state IN (0, 4) AND d.priority > -32768
+    ORDER BY d.oid
+    FOR UPDATE
 )
 UPDATE doc AS d
 SET relevance = CASE WHEN d.model_id IS NULL THEN e.relevance
                      ELSE greatest(d.relevance, e.relevance) END,
     model_id = %(model_id)s,
     state = CASE WHEN d.state = 4 AND e.release THEN 0 ELSE d.state END
-FROM estimate AS e
+FROM estimate AS e JOIN locked AS k ON k.oid = e.oid
 WHERE d.oid = e.oid AND d.state IN (0, 4) AND d.priority > -32768;
 
 -- rescore_docs --

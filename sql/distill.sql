@@ -159,15 +159,23 @@ LIMIT %(limit)s;
 -- The paper's section 5.7 by hand: unvisited out-neighbours, on another site, of the
 -- best hubs of a run get seed rank (relevance log 1, the top priority),
 -- so crawlers take them next; held ones (hard focus) are released. Returns them.
+-- The rows are locked in oid order first, as the classifier's pass_relevance does.
 WITH best AS (
     SELECT s.oid, d.sid
     FROM hits_score AS s JOIN doc AS d ON d.oid = s.oid
     WHERE s.run_id = %(run)s AND s.hub > 0
     ORDER BY s.hub DESC, s.oid
     LIMIT %(hubs)s
+), locked AS (
+    SELECT n.oid FROM doc AS n
+    WHERE n.oid IN (SELECT l.oid_dst FROM best JOIN link AS l ON l.oid_src = best.oid
+                    JOIN doc AS t ON t.oid = l.oid_dst WHERE t.sid <> best.sid)
+      AND n.state IN (0, 4)
+    ORDER BY n.oid
+    FOR UPDATE
 )
 UPDATE doc AS n
 SET relevance = 0, priority = -32768, state = 0
-FROM best JOIN link AS l ON l.oid_src = best.oid
-WHERE n.oid = l.oid_dst AND n.sid <> best.sid AND n.state IN (0, 4)
+FROM locked AS k
+WHERE n.oid = k.oid AND n.state IN (0, 4)
 RETURNING n.oid, n.url;

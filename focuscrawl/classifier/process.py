@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from focuscrawl.classifier.store import StoredModel, latest_model
 from focuscrawl.classifier.tokens import document_text
-from focuscrawl.database import execute
+from focuscrawl.database import execute, rolled_back
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import Tree, load_tree
@@ -88,6 +88,9 @@ class Classifier:
             try:
                 done = self.step()
             except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
+                if rolled_back(exc):  # a deadlock with a crawler's or distiller's writes
+                    log.info("event=retry error=%s", str(exc.orig).strip()[:80])
+                    continue  # nothing was written; the batch is still in the queue
                 if not exc.connection_invalidated and "connect" not in str(exc).lower():
                     raise
                 log.warning("event=db_wait error=%s", str(exc.orig).strip()[:100])

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from focuscrawl.database import execute
+from focuscrawl.database import execute, retry_rolled_back
 from focuscrawl.errors import FocuscrawlError
 from focuscrawl.queries import queries
 
@@ -51,15 +51,17 @@ def run_hits(
         raise FocuscrawlError("--share must be above 0 and at most 1")
     if iterations < 1:
         raise FocuscrawlError("--iterations must be at least 1")
-    with engine.begin() as connection:
-        execute(connection, queries["create_hits_function"])
-        run = execute(connection, queries["start_run"], {"share": share}).scalar_one()
-        row = execute(
-            connection,
-            queries["run_hits"],
-            {"run": run, "share": share, "iterations": iterations, "tolerance": tolerance},
-        ).one()
-        execute(connection, queries["finish_run"], {"run": run, "iterations": row.iterations})
+
+    def distil() -> tuple[int, Any]:
+        with engine.begin() as connection:
+            execute(connection, queries["create_hits_function"])
+            run = execute(connection, queries["start_run"], {"share": share}).scalar_one()
+            params = {"run": run, "share": share, "iterations": iterations, "tolerance": tolerance}
+            row = execute(connection, queries["run_hits"], params).one()
+            execute(connection, queries["finish_run"], {"run": run, "iterations": row.iterations})
+        return run, row
+
+    run, row = retry_rolled_back(distil)
     return HitsRun(
         run, row.iterations, row.change, row.hubs, row.authorities, row.edges, row.threshold
     )
@@ -84,6 +86,9 @@ def top(engine: Engine, hubs: bool, limit: int = 25, run: int | None = None) -> 
 def boost(engine: Engine, hubs: int = 25, run: int | None = None) -> list[str]:
     """Give unvisited cross-site out-neighbours of the best hubs seed rank; their URLs."""
     run = latest_run(engine) if run is None else run
-    with engine.begin() as connection:
-        rows = execute(connection, queries["boost"], {"run": run, "hubs": hubs}).all()
-    return [r.url for r in rows]
+
+    def raise_neighbours() -> list[Any]:
+        with engine.begin() as connection:
+            return list(execute(connection, queries["boost"], {"run": run, "hubs": hubs}))
+
+    return [r.url for r in retry_rolled_back(raise_neighbours)]
