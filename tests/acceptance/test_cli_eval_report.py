@@ -90,7 +90,8 @@ def test_report_escapes_what_pages_and_the_taxonomy_say(
         c.exec_driver_sql("INSERT INTO site (host) VALUES ('evil.example')")
         c.exec_driver_sql(
             "INSERT INTO doc (oid, url, sid, bytehash, state, fetch_seq, relevance, error, "
-            "http_status) SELECT url_oid(%(u)s), %(u)s, sid, 0, 3, 1, 0, '<b>bad</b>', 500 FROM site",
+            "http_status) SELECT url_oid(%(u)s), %(u)s, sid, 0, 3, 1, 0, '<b>bad</b>', 500 "
+            "FROM site",
             {"u": hostile},
         )
     done = cli("report", "--out", str(tmp_path / "r"), env={"FOCUSCRAWL_DATABASE_URL": db_url})
