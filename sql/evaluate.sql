@@ -14,3 +14,28 @@ SELECT oid_src, oid_dst FROM link;
 
 -- oids_of --
 SELECT oid, url FROM doc WHERE url = ANY(%(urls)s::text[]);
+
+-- claim_unscored_urls --
+-- The ground-truth scorer's queue (it stands in for the classifier): fetched, unscored
+-- pages in fetch order, locked until their scores are written.
+SELECT oid, url FROM doc
+WHERE state = 2 AND model_id IS NULL
+ORDER BY fetch_seq
+LIMIT %(batch)s
+FOR UPDATE SKIP LOCKED;
+
+-- oracle_links --
+-- The oracle: each unvisited out-link of the scored pages gets its own true relevance
+-- (log 1 or log 0) and held ones are released. Seeds keep their rank.
+WITH targets AS (
+    SELECT d.oid FROM doc AS d
+    WHERE d.oid IN (SELECT oid_dst FROM link WHERE oid_src = ANY(%(oids)s::bigint[]))
+      AND d.state IN (0, 4) AND d.priority > -32768
+    ORDER BY d.oid
+    FOR UPDATE
+)
+UPDATE doc AS d
+SET relevance = CASE WHEN d.url = ANY(%(relevant)s::text[]) THEN 0 ELSE '-Infinity'::float8 END,
+    state = 0, model_id = %(model_id)s
+FROM targets AS t
+WHERE d.oid = t.oid;

@@ -18,8 +18,8 @@ import typer
 from focuscrawl.cli.common import settings_from
 from focuscrawl.cli.evaluate import DEFAULT_TOPIC, run_evaluation, summary_table
 from focuscrawl.cli.progress import ProgressLine
-from focuscrawl.crawler.config import Mode
 from focuscrawl.errors import CorpusError
+from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.settings import Settings
 from focuscrawl.webbox.corpus import read_meta
 from focuscrawl.webbox.synthetic import SyntheticParams, define_synthetic
@@ -79,7 +79,7 @@ def demo_command(
     base.dispose()
     options = EvalOptions(
         topics=[topic],
-        strategies=[Mode.BFS, Mode.SOFT],
+        strategies=[Strategy.BFS, Strategy.SOFT],
         pages=pages,
         seeds=10,
         database_prefix=f"{base.url.database}_demo",

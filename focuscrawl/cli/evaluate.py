@@ -10,19 +10,19 @@ import typer
 
 from focuscrawl.cli.common import engine_from, settings_from
 from focuscrawl.cli.progress import ProgressLine
-from focuscrawl.crawler.config import Mode
 from focuscrawl.errors import ConfigError
+from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.webbox.corpus import corpus_dir
 from focuscrawl.webbox.process import start_server_process
 
 DEFAULT_TOPIC = "subject.Science.Biology"
 
 
-def parse_strategies(text: str) -> list[Mode]:
+def parse_strategies(text: str) -> list[Strategy]:
     try:
-        return [Mode(name.strip()) for name in text.split(",") if name.strip()]
+        return [Strategy(name.strip()) for name in text.split(",") if name.strip()]
     except ValueError as exc:
-        choices = ", ".join(m.value for m in Mode)
+        choices = ", ".join(m.value for m in Strategy)
         raise ConfigError(f"--strategies: {exc}; choose among {choices}") from exc
 
 
@@ -73,7 +73,12 @@ def eval_command(
         typer.Option("--topic", "-t", help=f"Good category; repeat for several [{DEFAULT_TOPIC}]."),
     ] = None,
     strategies: Annotated[
-        str, typer.Option(help="Comma-separated: bfs, unfocused, soft, hard.")
+        str,
+        typer.Option(
+            help="Comma-separated: bfs, unfocused, soft, hard; and yardsticks reading the "
+            "ground truth: soft-perfect (a perfect page classifier), oracle (every link "
+            "target's label known before fetching)."
+        ),
     ] = "bfs,unfocused,soft,hard",
     corpus: Annotated[str, typer.Option(help="Corpus with ground truth.")] = "wikispeedia",
     pages: Annotated[

@@ -18,7 +18,6 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from focuscrawl.classifier.model import HierarchicalModel
-from focuscrawl.crawler.config import Mode
 from focuscrawl.database import sibling_database
 from focuscrawl.evaluation.metrics import (
     cumulative_share,
@@ -30,6 +29,7 @@ from focuscrawl.evaluation.metrics import (
     thin,
 )
 from focuscrawl.evaluation.runs import CrawlPlan, CrawlTrace, prepare_database, run_crawl
+from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import GroundTruth, load_truth
 from focuscrawl.taxonomy_import import TaxonomyImport, from_corpus
 
@@ -53,7 +53,7 @@ Progress = Callable[[str, int, int], None]
 @dataclass(frozen=True)
 class EvalOptions:
     topics: Sequence[str]
-    strategies: Sequence[Mode]
+    strategies: Sequence[Strategy]
     pages: int | None = None  # None: as many as the topic has relevant pages
     seeds: int = 10
     seed: int = 1  # of the seed sample and of the training sample
@@ -94,15 +94,22 @@ def evaluate(
         pages = options.pages or len(relevant)
         seeds = truth.seeds(topic, options.seeds, options.seed)
         traces: dict[str, CrawlTrace] = {}
-        for mode in options.strategies:
-            label = _label(topic, mode.value, len(options.topics))
+        for strategy in options.strategies:
+            label = _label(topic, strategy.value, len(options.topics))
             database = f"{prefix}_{label}"
-            trace, model = _one_crawl(
-                engine, database, data, model, CrawlPlan(mode, topic, seeds, pages, proxy,
-                options.threads, options.backlog, options.distill_every), progress
-            )  # fmt: skip
-            traces[mode.value] = trace
-            databases[f"{topic} {mode.value}"] = database
+            plan = CrawlPlan(
+                strategy,
+                topic,
+                seeds,
+                pages,
+                proxy,
+                options.threads,
+                options.backlog,
+                options.distill_every,
+            )
+            trace, model = _one_crawl(engine, database, data, model, truth, plan, progress)
+            traces[strategy.value] = trace
+            databases[f"{topic} {strategy.value}"] = database
         result = _measure(topic, truth, relevant, pages, seeds, traces)
         if options.robustness:
             result["robustness"], model = _robustness(
@@ -132,15 +139,16 @@ def _one_crawl(
     database: str,
     data: TaxonomyImport,
     model: HierarchicalModel | None,
+    truth: GroundTruth,
     plan: CrawlPlan,
     progress: Progress,
 ) -> tuple[CrawlTrace, HierarchicalModel]:
-    progress(f"{plan.mode.value}: preparing database {database}", 0, 0)
+    progress(f"{plan.strategy.value}: preparing database {database}", 0, 0)
     target = sibling_database(engine, database)
     try:
         model = prepare_database(target, data, plan.topic, model)
-        what = f"{plan.mode.value} crawl of {plan.topic}"
-        trace = run_crawl(target, plan, lambda done: progress(what, done, plan.pages))
+        what = f"{plan.strategy.value} crawl of {plan.topic}"
+        trace = run_crawl(target, plan, truth, lambda done: progress(what, done, plan.pages))
         progress(what, len(trace.urls), plan.pages)
     finally:
         target.dispose()
@@ -220,9 +228,9 @@ def _robustness(
     traces = []
     for n, sample in enumerate(samples, 1):
         database = f"{prefix}_{_label(topic, f'robust{n}', len(options.topics))}"
-        plan = CrawlPlan(Mode.SOFT, topic, sample, pages, proxy, options.threads,
+        plan = CrawlPlan(Strategy.SOFT, topic, sample, pages, proxy, options.threads,
                          options.backlog, options.distill_every)  # fmt: skip
-        trace, model = _one_crawl(engine, database, data, model, plan, progress)
+        trace, model = _one_crawl(engine, database, data, model, truth, plan, progress)
         traces.append(trace)
     relevant = truth.relevant(topic)
     a, b = traces

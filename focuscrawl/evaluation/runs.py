@@ -20,6 +20,9 @@ from focuscrawl.database import execute
 from focuscrawl.distiller import boost, run_hits, top
 from focuscrawl.errors import FocuscrawlError
 from focuscrawl.evaluation.metrics import distances_from
+from focuscrawl.evaluation.strategies import Strategy
+from focuscrawl.evaluation.truth import GroundTruth
+from focuscrawl.evaluation.truth_scorer import TruthScorer
 from focuscrawl.queries import queries
 from focuscrawl.seeds import add_seeds
 from focuscrawl.taxonomy import set_good
@@ -32,7 +35,7 @@ CLASSIFIER_POLL_S = 0.02
 
 @dataclass(frozen=True)
 class CrawlPlan:
-    mode: Mode
+    strategy: Strategy
     topic: str
     seeds: list[str]
     pages: int
@@ -42,6 +45,10 @@ class CrawlPlan:
     backlog: int = 4
     #: soft/hard: distil and boost the best hubs' neighbours every this many pages (0: never)
     distill_every: int = 500
+
+    @property
+    def mode(self) -> Mode:
+        return self.strategy.mode
 
 
 @dataclass
@@ -82,10 +89,14 @@ def _fetched(engine: Engine) -> int:
 
 
 def run_crawl(
-    engine: Engine, plan: CrawlPlan, progress: Callable[[int], None] | None = None
+    engine: Engine,
+    plan: CrawlPlan,
+    truth: GroundTruth,
+    progress: Callable[[int], None] | None = None,
 ) -> CrawlTrace:
-    """Crawl ``plan.pages`` pages from the seeds with the classifier (and, when focused,
-    the distiller) running; return the trace. The database must be prepared."""
+    """Crawl ``plan.pages`` pages from the seeds with the classifier (the ground truth,
+    for the yardstick strategies) and, when focused, the distiller running; return the
+    trace. The database must be prepared."""
     focused = plan.mode in (Mode.SOFT, Mode.HARD)
     with engine.begin() as connection:
         add_seeds(connection, plan.seeds)
@@ -101,7 +112,11 @@ def run_crawl(
         fetch=FetchConfig(proxy=plan.proxy),
     )
     crawler = Crawler(engine, config)
-    classifier = Classifier(engine, poll_seconds=CLASSIFIER_POLL_S)
+    classifier: Classifier | TruthScorer = Classifier(engine, poll_seconds=CLASSIFIER_POLL_S)
+    if plan.strategy.reads_truth:
+        relevant = truth.relevant(plan.topic)
+        oracle = plan.strategy is Strategy.ORACLE
+        classifier = TruthScorer(engine, truth.labels, relevant, oracle, CLASSIFIER_POLL_S)
     started = time.perf_counter()
     distills, next_distill = 0, plan.distill_every
     failure: list[BaseException] = []
@@ -137,7 +152,8 @@ def run_crawl(
         threads[1].join()
     if failure:
         raise FocuscrawlError(f"the classifier failed during the crawl: {failure[0]}")
-    Classifier(engine).run(once=True)  # score what the crawl fetched last
+    classifier.stop_event.clear()
+    classifier.run(once=True)  # score what the crawl fetched last
     seconds = time.perf_counter() - started
     return _trace(engine, plan, seconds, distills)
 
@@ -148,7 +164,7 @@ def _trace(engine: Engine, plan: CrawlPlan, seconds: float, distills: int) -> Cr
         edges = [(r.oid_src, r.oid_dst) for r in execute(connection, queries["crawl_graph"])]
         seeds = execute(connection, queries["oids_of"], {"urls": plan.seeds}).all()
     trace = CrawlTrace(
-        mode=plan.mode.value,
+        mode=plan.strategy.value,
         urls=[r.url for r in rows],
         hosts=[r.host for r in rows],
         estimates=[None if r.estimate is None else round(float(r.estimate), 4) for r in rows],

@@ -35,14 +35,15 @@ def test_eval_four_strategies_robustness_and_the_report(cli, db_url: str, tmp_pa
     try:
         done = cli(
             "eval", "--corpus", str(corpus), "--topic", TOPIC, "--strategies",
-            "bfs,unfocused,soft,hard", "--seeds", "4", "--pages", "40", "--robustness",
-            "--distill-every", "20", "--out", str(out), env=env, timeout=600,
+            "bfs,unfocused,soft,hard,soft-perfect,oracle", "--seeds", "4", "--pages", "40",
+            "--robustness", "--distill-every", "20", "--out", str(out), env=env, timeout=600,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         result = json.loads(out.read_text())
         topic = result["topics"][0]
         assert topic["topic"] == TOPIC and topic["relevant_pages"] == 30 and topic["pages"] == 40
-        assert set(topic["strategies"]) == {"bfs", "unfocused", "soft", "hard"}
+        names = {"bfs", "unfocused", "soft", "hard", "soft-perfect", "oracle"}
+        assert set(topic["strategies"]) == names
         for name, s in topic["strategies"].items():
             assert s["fetched"] == 40, name
             assert 0 < s["harvest"] <= 1 and 0 < s["recall"] <= 1
@@ -54,6 +55,12 @@ def test_eval_four_strategies_robustness_and_the_report(cli, db_url: str, tmp_pa
         # links stay mostly within topics, so every crawl from relevant seeds beats the
         # base rate of 30 relevant pages in 120 (soft against bfs is tested on Wikispeedia)
         assert all(s["harvest"] > 0.3 for s in topic["strategies"].values())
+        # the oracle knows every link's label: nothing does better; the perfect classifier
+        # scores exactly the truth
+        harvests = {name: s["harvest"] for name, s in topic["strategies"].items()}
+        assert harvests["oracle"] == max(harvests.values())
+        perfect = topic["strategies"]["soft-perfect"]
+        assert perfect["mean_estimate"] == perfect["harvest"]
         robust = topic["robustness"]
         assert len(robust["seed_samples"]) == 2
         assert not set(robust["seed_samples"][0]) & set(robust["seed_samples"][1])

@@ -1,0 +1,79 @@
+"""The yardsticks' stand-in for the classifier: it scores fetched pages by the ground
+truth (R = 1 or 0, best leaf = the true one) and, as the oracle, gives every unvisited
+out-link its own true relevance. It reads and writes the same tables as the classifier
+process, so the crawler cannot tell the difference."""
+
+from __future__ import annotations
+
+import threading
+
+from sqlalchemy.engine import Engine
+
+from focuscrawl.classifier.process import good_sets
+from focuscrawl.database import execute, rolled_back
+from focuscrawl.queries import queries
+from focuscrawl.taxonomy import load_tree
+
+__all__ = ["TruthScorer"]
+
+BATCH = 256
+
+
+class TruthScorer:
+    def __init__(
+        self,
+        engine: Engine,
+        labels: dict[str, tuple[str, ...]],
+        relevant: frozenset[str],
+        oracle: bool,
+        poll_seconds: float = 0.02,
+    ) -> None:
+        self.engine = engine
+        self.labels = labels
+        self.relevant = relevant
+        self.relevant_list = sorted(relevant)
+        self.oracle = oracle
+        self.poll_seconds = poll_seconds
+        self.stop_event = threading.Event()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def run(self, once: bool = False) -> None:
+        while not self.stop_event.is_set():
+            try:
+                done = self.step()
+            except Exception as exc:
+                if rolled_back(exc):
+                    continue
+                raise
+            if done == 0:
+                if once:
+                    return
+                self.stop_event.wait(self.poll_seconds)
+
+    def step(self) -> int:
+        with self.engine.begin() as connection:
+            model_id = execute(connection, queries["newest_model_id"]).scalar_one()
+            tree = load_tree(connection)
+            rows = execute(connection, queries["claim_unscored_urls"], {"batch": BATCH}).all()
+            if not rows:
+                return 0
+            _, good_leaves = good_sets(tree)
+            oids = [r.oid for r in rows]
+            relevances = [0.0 if r.url in self.relevant else float("-inf") for r in rows]
+            cids = [
+                tree.find(self.labels[r.url][0]) if r.url in self.labels else None for r in rows
+            ]
+            params = {"model_id": model_id, "oids": oids}
+            execute(
+                connection,
+                queries["write_scores"],
+                {**params, "relevances": relevances, "cids": cids},
+            )
+            execute(connection, queries["pass_relevance"], {**params, "good_leaves": good_leaves})
+            if self.oracle:
+                execute(
+                    connection, queries["oracle_links"], {**params, "relevant": self.relevant_list}
+                )
+        return len(rows)
