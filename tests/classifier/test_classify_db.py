@@ -183,3 +183,38 @@ def test_hard_crawl_never_fetches_a_child_of_an_off_topic_page(
     # the science seed was fetched, and its out-links stay held
     held = _rows(engine, "SELECT count(*) FROM doc WHERE state = 4")
     assert held[0][0] > 0
+
+
+def test_max_backlog_holds_the_crawler_until_the_classifier_catches_up(
+    trained: sa.Engine, topic_web: WebBoxThread
+) -> None:
+    import threading
+    import time
+
+    from focuscrawl.crawler.config import CrawlConfig
+    from focuscrawl.crawler.fetch import FetchConfig
+    from focuscrawl.crawler.process import Crawler
+    from focuscrawl.seeds import add_seeds
+
+    with trained.begin() as connection:
+        add_seeds(connection, SEEDS)
+    config = CrawlConfig(
+        mode=Mode.SOFT, threads=4, host_delay=0.0, idle_exit_seconds=None, quiet=True,
+        max_backlog=3, max_pages=30, fetch=FetchConfig(proxy=topic_web.proxy),
+    )  # fmt: skip
+    crawler = Crawler(trained, config)
+    running = threading.Thread(target=crawler.run)
+    running.start()
+    try:
+        time.sleep(1.5)  # no classifier yet: three fetched pages, then nothing
+        assert crawler.stats.fetched == 3
+        rounds = 0
+        while crawler.stats.fetched < 30 and rounds < 200:
+            scored = Classifier(trained).step()
+            assert scored <= 3  # never more than the backlog waits
+            rounds += 1
+            time.sleep(0.05)
+        assert crawler.stats.fetched == 30
+    finally:
+        crawler.stop_event.set()
+        running.join()
