@@ -39,3 +39,6 @@ SET relevance = CASE WHEN d.url = ANY(%(relevant)s::text[]) THEN 0 ELSE '-Infini
     state = 0, model_id = %(model_id)s
 FROM targets AS t
 WHERE d.oid = t.oid;
+
+-- fetched_count --
+SELECT count(*) AS fetched FROM doc WHERE state = 2;

@@ -84,7 +84,7 @@ def prepare_database(
 
 def _fetched(engine: Engine) -> int:
     with engine.connect() as connection:
-        count = connection.exec_driver_sql("SELECT count(*) FROM doc WHERE state = 2").scalar()
+        count = execute(connection, queries["fetched_count"]).scalar()
     return int(count or 0)
 
 
