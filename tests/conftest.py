@@ -12,6 +12,7 @@ import itertools
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,18 +45,21 @@ def _database_url(admin_url: str, name: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def admin_url() -> Iterator[str]:
     """A superuser URL on the session's PostgreSQL (its ``postgres`` database)."""
     external = os.environ.get("FOCUSCRAWL_TEST_ADMIN_URL")
     if external:
         yield external
         return
-    server = EmbeddedServer(tmp_path_factory.mktemp("embedded-pg"))
-    server.up()
-    try:
-        yield server.url("postgres")
-    finally:
-        server.down()
+    # Not under pytest's basetemp: a second pytest session started meanwhile (another
+    # terminal) prunes old basetemp directories, and would delete the running server's data.
+    with tempfile.TemporaryDirectory(prefix="focuscrawl-test-pg-") as home:
+        server = EmbeddedServer(Path(home))
+        server.up()
+        try:
+            yield server.url("postgres")
+        finally:
+            server.down()
 
 
 @pytest.fixture(scope="session")

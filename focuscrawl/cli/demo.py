@@ -18,7 +18,7 @@ import typer
 from focuscrawl.cli.common import settings_from
 from focuscrawl.cli.evaluate import DEFAULT_TOPIC, run_evaluation, summary_table
 from focuscrawl.cli.progress import ProgressLine
-from focuscrawl.errors import CorpusError
+from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.settings import Settings
 from focuscrawl.webbox.corpus import read_meta
@@ -72,6 +72,8 @@ def demo_command(
     from focuscrawl.evaluation import EvalOptions
     from focuscrawl.report import write_report
 
+    if pages < 1:
+        raise ConfigError("--pages must be at least 1")
     settings = settings_from(ctx)
     progress = ProgressLine(quiet=quiet)
     directory = _corpus(settings, corpus, progress)

@@ -27,7 +27,7 @@ def parse_strategies(text: str) -> list[Strategy]:
 
 
 def summary_table(result: dict[str, Any]) -> str:
-    """The harvest table of an evaluation, as printed and as pasted in the README."""
+    """The harvest table of an evaluation, in Markdown."""
     lines = [
         "| topic | strategy | pages | harvest | harvest, first N | recall | mean estimated R "
         "| top-25 authorities relevant |",

@@ -238,7 +238,7 @@ def _robustness(
     good_b = [u for u in b.urls if u in relevant]
     servers_a = first_distinct(a.authority_hosts, 25)
     servers_b = first_distinct(b.authority_hosts, 25)
-    return {
+    result = {
         "seed_samples": samples,
         "url_overlap": thin(overlap_curve(a.urls, b.urls)),
         "relevant_url_overlap": thin(overlap_curve(good_a, good_b)),
@@ -258,4 +258,6 @@ def _robustness(
             round(sum(u in relevant for u in t.urls[:pages]) / max(len(t.urls[:pages]), 1), 3)
             for t in traces
         ],
-    }, model  # type: ignore[return-value]
+    }
+    assert model is not None  # set by the crawls above
+    return result, model

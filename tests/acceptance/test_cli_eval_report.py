@@ -79,6 +79,8 @@ def test_eval_four_strategies_robustness_and_the_report(cli, db_url: str, tmp_pa
         assert f"Evaluation: {TOPIC}" in html and "Robustness" in html
         assert json.loads((page_dir / "evaluation.json").read_text()) == result
 
+        no_pages = cli("demo", "--pages", "0", env=env)
+        assert no_pages.returncode == 2 and "--pages" in no_pages.stderr
         bad = cli("eval", "--corpus", str(corpus), "--strategies", "bfs,greedy", env=env)
         assert bad.returncode == 2 and "--strategies" in bad.stderr
         missing = cli(
