@@ -26,6 +26,13 @@ def parse_strategies(text: str) -> list[Strategy]:
         raise ConfigError(f"--strategies: {exc}; choose among {choices}") from exc
 
 
+def _harvest(measures: dict[str, Any]) -> str:
+    """The harvest, with each seed sample's after the mean when there are several."""
+    samples = measures.get("samples", {}).get("harvest", [])
+    spread = f" ({' / '.join(f'{h:.3f}' for h in samples)})" if len(samples) > 1 else ""
+    return f"{measures['harvest']:.3f}{spread}"
+
+
 def summary_table(result: dict[str, Any]) -> str:
     """The harvest table of an evaluation, in Markdown."""
     lines = [
@@ -36,7 +43,7 @@ def summary_table(result: dict[str, Any]) -> str:
     for topic in result["topics"]:
         for name, s in topic["strategies"].items():
             lines.append(
-                f"| {topic['topic']} | {name} | {topic['pages']} | {s['harvest']:.3f} | "
+                f"| {topic['topic']} | {name} | {topic['pages']} | {_harvest(s)} | "
                 f"{s['harvest_at_topic_size']:.3f} | "
                 f"{s['recall']:.3f} | {s['mean_estimate']:.3f} | "
                 f"{s['top25_authorities_relevant']:.2f} |"
@@ -89,6 +96,9 @@ def eval_command(
     ] = None,
     seeds: Annotated[int, typer.Option(help="Relevant seed pages per crawl.")] = 10,
     seed: Annotated[int, typer.Option(help="Random seed of the seed and training samples.")] = 1,
+    samples: Annotated[
+        int, typer.Option(help="Seed samples per topic (seeds --seed, --seed + 1, ...), averaged.")
+    ] = 1,
     train_fraction: Annotated[float, typer.Option(help="Labelled share used for training.")] = 0.3,
     robustness: Annotated[
         bool, typer.Option("--robustness", help="Also two crawls from disjoint 30% seed samples.")
@@ -116,12 +126,15 @@ def eval_command(
         raise ConfigError("--pages must be at least 1")
     if seeds < 1:
         raise ConfigError("--seeds must be at least 1")
+    if samples < 1:
+        raise ConfigError("--samples must be at least 1")
     options = EvalOptions(
         topics=topic or [DEFAULT_TOPIC],
         strategies=parse_strategies(strategies),
         pages=pages,
         seeds=seeds,
         seed=seed,
+        samples=samples,
         train_fraction=train_fraction,
         robustness=robustness,
         threads=threads,

@@ -62,6 +62,7 @@ class EvalOptions:
     threads: int = 4
     backlog: int = 4
     distill_every: int = 500
+    samples: int = 1  # seed samples per topic (seeded seed, seed + 1, ...); measures averaged
     database_prefix: str | None = None  # None: <configured name>_eval
 
 
@@ -92,25 +93,29 @@ def evaluate(
     for topic in options.topics:
         relevant = truth.relevant(topic)
         pages = options.pages or len(relevant)
-        seeds = truth.seeds(topic, options.seeds, options.seed)
-        traces: dict[str, CrawlTrace] = {}
-        for strategy in options.strategies:
-            label = _label(topic, strategy.value, len(options.topics))
-            database = f"{prefix}_{label}"
-            plan = CrawlPlan(
-                strategy,
-                topic,
-                seeds,
-                pages,
-                proxy,
-                options.threads,
-                options.backlog,
-                options.distill_every,
-            )
-            trace, model = _one_crawl(engine, database, data, model, truth, plan, progress)
-            traces[strategy.value] = trace
-            databases[f"{topic} {strategy.value}"] = database
-        result = _measure(topic, truth, relevant, pages, seeds, traces)
+        measured = []
+        for sample in range(options.samples):
+            seeds = truth.seeds(topic, options.seeds, options.seed + sample)
+            suffix = f"_s{sample + 1}" if sample else ""
+            traces: dict[str, CrawlTrace] = {}
+            for strategy in options.strategies:
+                label = _label(topic, strategy.value, len(options.topics)) + suffix
+                database = f"{prefix}_{label}"
+                plan = CrawlPlan(
+                    strategy,
+                    topic,
+                    seeds,
+                    pages,
+                    proxy,
+                    options.threads,
+                    options.backlog,
+                    options.distill_every,
+                )
+                trace, model = _one_crawl(engine, database, data, model, truth, plan, progress)
+                traces[strategy.value] = trace
+                databases[f"{topic} {strategy.value}{suffix.replace('_', ' ')}"] = database
+            measured.append(_measure(topic, truth, relevant, pages, seeds, traces))
+        result = _over_samples(measured)
         if options.robustness:
             result["robustness"], model = _robustness(
                 engine, prefix, data, model, truth, topic, pages, proxy, options, progress
@@ -206,6 +211,22 @@ def _measure(
         "strategies": strategies,
         "reference": REFERENCE.get(topic, {}),
     }
+
+
+SCALARS = ("harvest", "recall", "harvest_at_topic_size", "mean_estimate")
+
+
+def _over_samples(measured: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first sample's result (its curves and charts), with each scalar measure the
+    mean over all seed samples and the per-sample values under ``"samples"``."""
+    result = measured[0]
+    result["seed_samples"] = [m["seeds"] for m in measured]
+    for name, first in result["strategies"].items():
+        values = {key: [m["strategies"][name][key] for m in measured] for key in SCALARS}
+        first["samples"] = values
+        for key, per_sample in values.items():
+            first[key] = round(sum(per_sample) / len(per_sample), 3)
+    return result
 
 
 def _robustness(

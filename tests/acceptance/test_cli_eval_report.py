@@ -120,11 +120,22 @@ def test_eval_on_a_generated_web(cli, db_url: str, tmp_path: Path) -> None:  # t
     try:
         done = cli(
             "eval", "--corpus", str(corpus), "--topic", "subject.Science", "--strategies",
-            "bfs,soft", "--seeds", "5", "--pages", "60", "--out", str(out), env=env, timeout=600,
+            "bfs,soft", "--seeds", "5", "--pages", "60", "--samples", "2", "--out", str(out),
+            env=env, timeout=600,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
-        topic = json.loads(out.read_text())["topics"][0]
+        result = json.loads(out.read_text())
+        topic = result["topics"][0]
         assert topic["relevant_pages"] > 100 and topic["pages"] == 60
         assert all(s["fetched"] == 60 for s in topic["strategies"].values())
+        first, second = topic["seed_samples"]
+        assert first == topic["seeds"] and len(second) == 5 and first != second
+        for s in topic["strategies"].values():
+            per_sample = s["samples"]["harvest"]
+            assert len(per_sample) == 2 and s["harvest"] == round(sum(per_sample) / 2, 3)
+        assert len(result["databases"]) == 4
+        soft = topic["strategies"]["soft"]
+        a, b = soft["samples"]["harvest"]
+        assert f"| soft | 60 | {soft['harvest']:.3f} ({a:.3f} / {b:.3f}) |" in done.stdout
     finally:
         _drop_siblings(db_url)
