@@ -21,8 +21,9 @@ FROM model AS m ORDER BY m.model_id DESC;
 -- claim_unclassified --
 -- The next fetched, unscored pages in fetch order, off doc_unclassified. The rows stay
 -- locked until the scores are written in the same transaction; SKIP LOCKED lets
--- several classifiers share the queue, and a crashed one loses nothing.
-SELECT d.oid, d.title, t.text
+-- several classifiers share the queue, and a crashed one loses nothing. (The
+-- evaluation's ground-truth scorer takes its pages off the same queue, by URL.)
+SELECT d.oid, d.url, d.title, t.text
 FROM doc AS d
 LEFT JOIN doc_text AS t ON t.oid = d.oid
 WHERE d.oid IN (

@@ -15,15 +15,6 @@ SELECT oid_src, oid_dst FROM link;
 -- oids_of --
 SELECT oid, url FROM doc WHERE url = ANY(%(urls)s::text[]);
 
--- claim_unscored_urls --
--- The ground-truth scorer's queue (it stands in for the classifier): fetched, unscored
--- pages in fetch order, locked until their scores are written.
-SELECT oid, url FROM doc
-WHERE state = 2 AND model_id IS NULL
-ORDER BY fetch_seq
-LIMIT %(batch)s
-FOR UPDATE SKIP LOCKED;
-
 -- oracle_links --
 -- The oracle: each unvisited out-link of the scored pages gets its own true relevance
 -- (log 1 or log 0) and held ones are released. Seeds keep their rank.

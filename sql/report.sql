@@ -1,15 +1,9 @@
 -- What `focuscrawl report` reads. Each runs in psql as it is. Relevance is shown as
 -- R = exp(log R), floored as in sql/monitor/.
 
--- report_totals --
-SELECT count(*) FILTER (WHERE state = 2) AS fetched,
-       count(*) FILTER (WHERE state = 3) AS failed,
-       count(*) FILTER (WHERE state IN (0, 1, 4)) AS frontier,
-       count(*) FILTER (WHERE state = 2 AND model_id IS NULL) AS unscored,
-       (SELECT count(*) FROM link) AS links,
-       (SELECT count(*) FROM site) AS sites,
-       min(fetched_at) AS first_fetch, max(fetched_at) AS last_fetch
-FROM doc;
+-- report_sizes --
+-- Links and sites; the page counts come from monitor/dashboard, as in the live view.
+SELECT (SELECT count(*) FROM link) AS links, (SELECT count(*) FROM site) AS sites;
 
 -- report_relevance_by_fetch --
 -- The classifier's R of every scored page, in fetch order (the paper's figures 4-6).

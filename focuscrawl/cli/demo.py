@@ -68,6 +68,8 @@ def demo_command(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
     """Run the whole system on a local web and write a report: the first command to try."""
+    from sqlalchemy.engine import make_url
+
     from focuscrawl.database import database_url, make_engine
     from focuscrawl.evaluation import EvalOptions
     from focuscrawl.report import write_report
@@ -77,17 +79,16 @@ def demo_command(
     settings = settings_from(ctx)
     progress = ProgressLine(quiet=quiet)
     directory = _corpus(settings, corpus, progress)
-    base = make_engine(database_url(settings))
-    base.dispose()
+    base = make_url(database_url(settings))
     options = EvalOptions(
         topics=[topic],
         strategies=[Strategy.BFS, Strategy.SOFT],
         pages=pages,
         seeds=10,
-        database_prefix=f"{base.url.database}_demo",
+        database_prefix=f"{base.database}_demo",
     )
     result = run_evaluation(ctx, str(directory), options, progress)
-    soft_url = base.url.set(database=result["databases"][f"{topic} soft"])
+    soft_url = base.set(database=result["databases"][f"{topic} soft"])
     engine = make_engine(soft_url.render_as_string(hide_password=False))
     try:
         target = out or settings.home_path / "reports" / "demo"

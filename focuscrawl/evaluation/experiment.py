@@ -101,20 +101,11 @@ def evaluate(
             for strategy in options.strategies:
                 label = _label(topic, strategy.value, len(options.topics)) + suffix
                 database = f"{prefix}_{label}"
-                plan = CrawlPlan(
-                    strategy,
-                    topic,
-                    seeds,
-                    pages,
-                    proxy,
-                    options.threads,
-                    options.backlog,
-                    options.distill_every,
-                )
+                plan = _plan(options, strategy, topic, seeds, pages, proxy)
                 trace, model = _one_crawl(engine, database, data, model, truth, plan, progress)
                 traces[strategy.value] = trace
                 databases[f"{topic} {strategy.value}{suffix.replace('_', ' ')}"] = database
-            measured.append(_measure(topic, truth, relevant, pages, seeds, traces))
+            measured.append(_measure(topic, relevant, pages, seeds, traces))
         result = _over_samples(measured)
         if options.robustness:
             result["robustness"], model = _robustness(
@@ -130,6 +121,25 @@ def evaluate(
         "databases": databases,
         "seconds": round(time.perf_counter() - started, 1),
     }
+
+
+def _plan(
+    options: EvalOptions,
+    strategy: Strategy,
+    topic: str,
+    seeds: list[str],
+    pages: int,
+    proxy: str,
+) -> CrawlPlan:
+    return CrawlPlan(
+        strategy, topic, seeds, pages, proxy, options.threads, options.backlog,
+        options.distill_every,
+    )  # fmt: skip
+
+
+def _share(flags: list[bool]) -> float:
+    """The share of true flags, to three places (0 for none)."""
+    return round(sum(flags) / max(len(flags), 1), 3)
 
 
 def _label(topic: str, what: str, topics: int) -> str:
@@ -175,7 +185,6 @@ def _curves(flags: list[bool], estimates: list[float | None], relevant: int) -> 
 
 def _measure(
     topic: str,
-    truth: GroundTruth,
     relevant: frozenset[str],
     pages: int,
     seeds: list[str],
@@ -189,17 +198,15 @@ def _measure(
         good_authorities = [url in relevant for url in trace.authorities[:25]]
         strategies[name] = {
             "fetched": len(trace.urls),
-            "harvest": round(sum(first) / max(len(first), 1), 3),
+            "harvest": _share(first),
             "recall": round(sum(first) / len(relevant), 3),
-            "harvest_at_topic_size": round(sum(sized) / max(len(sized), 1), 3),
+            "harvest_at_topic_size": _share(sized),
             "mean_estimate": round(
                 sum(e or 0.0 for e in trace.estimates[:pages]) / max(len(first), 1), 3
             ),
             "seconds": trace.seconds,
             "distiller_runs": trace.distills,
-            "top25_authorities_relevant": round(
-                sum(good_authorities) / max(len(good_authorities), 1), 3
-            ),
+            "top25_authorities_relevant": _share(good_authorities),
             "authority_distance": histogram(trace.authority_distances),
             **_curves(flags, trace.estimates, len(relevant)),
         }
@@ -249,8 +256,7 @@ def _robustness(
     traces = []
     for n, sample in enumerate(samples, 1):
         database = f"{prefix}_{_label(topic, f'robust{n}', len(options.topics))}"
-        plan = CrawlPlan(Strategy.SOFT, topic, sample, pages, proxy, options.threads,
-                         options.backlog, options.distill_every)  # fmt: skip
+        plan = _plan(options, Strategy.SOFT, topic, sample, pages, proxy)
         trace, model = _one_crawl(engine, database, data, model, truth, plan, progress)
         traces.append(trace)
     relevant = truth.relevant(topic)
@@ -275,10 +281,7 @@ def _robustness(
         "top25_authority_servers_overlap": round(
             len(set(servers_a) & set(servers_b)) / max(len(set(servers_a) | set(servers_b)), 1), 3
         ),
-        "harvest": [
-            round(sum(u in relevant for u in t.urls[:pages]) / max(len(t.urls[:pages]), 1), 3)
-            for t in traces
-        ],
+        "harvest": [_share([u in relevant for u in t.urls[:pages]]) for t in traces],
     }
     assert model is not None  # set by the crawls above
     return result, model

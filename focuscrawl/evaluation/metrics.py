@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = [
     "cumulative_share",
+    "distance_order",
     "distances_from",
     "first_distinct",
     "histogram",
@@ -99,14 +100,15 @@ def thin(values: Sequence[float], points: int = 300) -> list[tuple[int, float]]:
     return picked
 
 
+def distance_order(key: str) -> tuple[bool, int]:
+    """Sort key of histogram keys: by distance, "none" (unreachable) last."""
+    return (key == "none", int(key) if key != "none" else 0)
+
+
 def histogram(values: Iterable[int | None]) -> Mapping[str, int]:
     """Counts by value, unreachable ones under "none"."""
     counts: dict[str, int] = {}
     for value in values:
         key = "none" if value is None else str(value)
         counts[key] = counts.get(key, 0) + 1
-    return dict(
-        sorted(
-            counts.items(), key=lambda kv: (kv[0] == "none", int(kv[0]) if kv[0] != "none" else 0)
-        )
-    )
+    return {key: counts[key] for key in sorted(counts, key=distance_order)}

@@ -112,7 +112,7 @@ def run_crawl(
         fetch=FetchConfig(proxy=plan.proxy),
     )
     crawler = Crawler(engine, config)
-    classifier: Classifier | TruthScorer = Classifier(engine, poll_seconds=CLASSIFIER_POLL_S)
+    classifier = Classifier(engine, poll_seconds=CLASSIFIER_POLL_S)
     if plan.strategy.reads_truth:
         relevant = truth.relevant(plan.topic)
         oracle = plan.strategy is Strategy.ORACLE

@@ -5,21 +5,20 @@ process, so the crawler cannot tell the difference."""
 
 from __future__ import annotations
 
-import threading
-
 from sqlalchemy.engine import Engine
 
-from focuscrawl.classifier.process import good_sets
-from focuscrawl.database import execute, rolled_back
+from focuscrawl.classifier.process import BATCH, Classifier, good_sets
+from focuscrawl.database import execute
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import load_tree
 
 __all__ = ["TruthScorer"]
 
-BATCH = 256
 
+class TruthScorer(Classifier):
+    """The classifier process with the ground truth in place of the model: ``run`` (its
+    polling, retries and stopping) is the classifier's; only ``step`` differs."""
 
-class TruthScorer:
     def __init__(
         self,
         engine: Engine,
@@ -28,35 +27,17 @@ class TruthScorer:
         oracle: bool,
         poll_seconds: float = 0.02,
     ) -> None:
-        self.engine = engine
+        super().__init__(engine, BATCH, poll_seconds)
         self.labels = labels
         self.relevant = relevant
         self.relevant_list = sorted(relevant)
         self.oracle = oracle
-        self.poll_seconds = poll_seconds
-        self.stop_event = threading.Event()
-
-    def stop(self) -> None:
-        self.stop_event.set()
-
-    def run(self, once: bool = False) -> None:
-        while not self.stop_event.is_set():
-            try:
-                done = self.step()
-            except Exception as exc:
-                if rolled_back(exc):
-                    continue
-                raise
-            if done == 0:
-                if once:
-                    return
-                self.stop_event.wait(self.poll_seconds)
 
     def step(self) -> int:
         with self.engine.begin() as connection:
             model_id = execute(connection, queries["newest_model_id"]).scalar_one()
             tree = load_tree(connection)
-            rows = execute(connection, queries["claim_unscored_urls"], {"batch": BATCH}).all()
+            rows = execute(connection, queries["claim_unclassified"], {"batch": self.batch}).all()
             if not rows:
                 return 0
             _, good_leaves = good_sets(tree)

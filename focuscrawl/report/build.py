@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection, Engine
 from focuscrawl.database import execute
 from focuscrawl.distiller import top
 from focuscrawl.errors import FocuscrawlError
-from focuscrawl.evaluation.metrics import moving_average, thin
+from focuscrawl.evaluation.metrics import distance_order, moving_average, thin
 from focuscrawl.queries import queries
 from focuscrawl.report.svg import Series, bar_chart, line_chart
 
@@ -70,7 +70,10 @@ def _harvest_chart(values: list[float]) -> Markup:
 
 def _crawl_section(engine: Engine) -> dict[str, Any]:
     with engine.connect() as connection:
-        totals = dict(execute(connection, queries["report_totals"]).one()._mapping)
+        totals = {
+            **execute(connection, queries["monitor/dashboard"]).one()._mapping,
+            **execute(connection, queries["report_sizes"]).one()._mapping,
+        }
         values = [float(r) for r in execute(connection, queries["report_relevance_by_fetch"])
                   .scalars()]  # fmt: skip
         histogram = execute(connection, queries["report_relevance_histogram"]).all()
@@ -138,7 +141,7 @@ def _evaluation_section(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
         ]
         distances = sorted(
             {k for s in strategies.values() for k in s["authority_distance"]},
-            key=lambda k: (k == "none", int(k) if k != "none" else 0),
+            key=distance_order,
         )
         if distances:
             charts.append(
