@@ -38,12 +38,11 @@ CREATE TEMP TABLE ids AS SELECT row_number() OVER () AS i, oid, sid FROM doc;
 CREATE INDEX ON ids (i);
 INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst)
 SELECT a.oid, b.oid, a.sid, b.sid
-FROM (SELECT 1 + (random() * (%(pages)s - 1))::bigint AS x,
+FROM (SELECT DISTINCT 1 + (random() * (%(pages)s - 1))::bigint AS x,
              1 + (random() * (%(pages)s - 1))::bigint AS y
       FROM generate_series(1, %(links)s)) AS r
 JOIN ids AS a ON a.i = r.x JOIN ids AS b ON b.i = r.y
-WHERE a.sid <> b.sid
-ON CONFLICT DO NOTHING;
+WHERE a.sid <> b.sid;
 DROP TABLE ids;
 ANALYZE doc;
 ANALYZE link;

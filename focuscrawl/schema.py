@@ -228,9 +228,11 @@ link = Table(
     Column("sid_src", Integer, nullable=False),
     Column("sid_dst", Integer, nullable=False),
     Column("anchor", Text, nullable=True),
-    PrimaryKeyConstraint("oid_src", "oid_dst", name="link_pkey"),
     comment="Hyperlinks between documents (oid_dst may not be fetched yet).",
 )
+# Links are looked up by source; b-tree deduplication keeps one key per page. There
+# is no key: (oid_src, oid_dst) is unique because the store keeps it so (migration 0005).
+Index("link_src", link.c.oid_src)
 
 distill_run = Table(
     "distill_run",

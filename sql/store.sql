@@ -2,14 +2,16 @@
 -- tables, then each statement below moves a whole batch at once.
 
 -- create_staging --
+-- One row per outcome (its site and depth, and the state its out-links get), one per
+-- page text, one per out-link.
 CREATE TEMP TABLE IF NOT EXISTS stage_result (
     oid bigint, state smallint, http_status smallint, error varchar(64),
-    content_type varchar(128), content_hash bigint, title text, etag varchar(128)
+    content_type varchar(128), content_hash bigint, title text, etag varchar(128),
+    sid integer, depth smallint, link_state smallint
 ) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_text (oid bigint, text text) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_link (
-    oid_src bigint, sid_src integer, oid_dst bigint, bytehash integer, url text, host text,
-    anchor text, depth smallint, relevance float8, state smallint
+    oid_src bigint, oid_dst bigint, bytehash integer, url text, host text, anchor text
 ) ON COMMIT DELETE ROWS;
 
 -- store_results --
@@ -45,18 +47,30 @@ SELECT DISTINCT host FROM stage_link
 ON CONFLICT (host) DO NOTHING;
 
 -- store_link_docs --
--- Check out-links in; priority is the number of pages already taken from their site.
--- (oid and bytehash come computed by the crawler, as focuscrawl.urls and url_oid agree.)
+-- Check out-links in one level deeper than their page; priority is the number of pages
+-- already taken from their site. Their relevance is -Infinity until the classifier
+-- estimates it from a scored parent: behind every estimated URL. (oid and bytehash come
+-- computed by the crawler, as focuscrawl.urls and url_oid agree.)
 INSERT INTO doc (oid, url, sid, bytehash, relevance, priority, depth, state)
-SELECT l.oid_dst, l.url, s.sid, l.bytehash, l.relevance,
-       least(s.pages_taken, 32767), l.depth, l.state
+SELECT l.oid_dst, l.url, s.sid, l.bytehash, '-Infinity'::float8,
+       least(s.pages_taken, 32767), least(r.depth + 1, 32767), r.link_state
 FROM stage_link AS l
+JOIN stage_result AS r ON r.oid = l.oid_src
 JOIN site AS s ON s.host = l.host
 ON CONFLICT (oid) DO NOTHING;
 
+-- forget_links --
+-- A page fetched again (not answered 304) has the links of its new copy only. The
+-- batch holds the lock on these pages' rows (store_results), so no other store writes
+-- links from the same page until it commits: a link is stored once, with no key.
+DELETE FROM link
+WHERE oid_src IN (
+    SELECT oid FROM stage_result WHERE state = 2 AND http_status IS DISTINCT FROM 304
+);
+
 -- store_links --
 INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor)
-SELECT l.oid_src, l.oid_dst, l.sid_src, s.sid, l.anchor
+SELECT l.oid_src, l.oid_dst, r.sid, s.sid, l.anchor
 FROM stage_link AS l
-JOIN site AS s ON s.host = l.host
-ON CONFLICT (oid_src, oid_dst) DO NOTHING;
+JOIN stage_result AS r ON r.oid = l.oid_src
+JOIN site AS s ON s.host = l.host;

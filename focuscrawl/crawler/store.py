@@ -30,9 +30,6 @@ __all__ = ["Claim", "Outcome", "Store", "copy_rows"]
 
 log = logging.getLogger("focuscrawl.crawler.store")
 BATCH = 500
-#: log R of a URL no classified page has estimated yet: behind every estimated URL.
-#: The classifier replaces it with the best relevance among the URL's scored parents.
-UNESTIMATED = float("-inf")
 FLUSH_SECONDS = 0.25
 RETRY_SECONDS = 1.0
 
@@ -69,17 +66,15 @@ class Outcome:
     etag: str | None = None
 
 
+_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": None})
+
+
 def _field(value: Any) -> str:
+    """One value in PostgreSQL's COPY text format."""
     if value is None:
         return "\\N"
     if isinstance(value, str):
-        return (
-            value.replace("\x00", "")
-            .replace("\\", "\\\\")
-            .replace("\t", "\\t")
-            .replace("\n", "\\n")
-            .replace("\r", "\\r")
-        )
+        return value.translate(_ESCAPES)
     return str(int(value)) if isinstance(value, bool) else str(value)
 
 
@@ -87,10 +82,25 @@ def copy_rows(cursor: Any, table: str, rows: Iterable[tuple[Any, ...]]) -> None:
     """COPY rows into a (staging) table in PostgreSQL's text format."""
     buffer = io.StringIO()
     for row in rows:
-        buffer.write("\t".join(_field(v) for v in row))
+        buffer.write("\t".join(map(_field, row)))
         buffer.write("\n")
     buffer.seek(0)
     cursor.copy_expert(f"COPY {table} FROM STDIN", buffer)
+
+
+def _link_lines(batch: Iterable[Outcome]) -> io.StringIO:
+    """The out-links of a batch as ``stage_link`` COPY text (the hot path of ingest)."""
+    buffer = io.StringIO()
+    write = buffer.write
+    for outcome in batch:
+        src = outcome.claim.oid
+        for url, anchor in outcome.links:
+            oid, bytehash = url_ids(url)
+            text = "\\N" if anchor is None else anchor.translate(_ESCAPES)
+            safe = url.translate(_ESCAPES)
+            write(f"{src}\t{oid}\t{bytehash}\t{safe}\t{host_of(safe)}\t{text}\n")
+    buffer.seek(0)
+    return buffer
 
 
 class Store:
@@ -168,31 +178,30 @@ class Store:
 
     def write(self, batch: list[Outcome]) -> None:
         """Store one batch in one transaction."""
-        results, texts, links = [], [], []
-        for outcome in batch:
+        # a page fetched twice in one batch (its lease ran out meanwhile) is stored once
+        outcomes = list({outcome.claim.oid: outcome for outcome in batch}.values())
+        results, texts = [], []
+        for outcome in outcomes:
             claim = outcome.claim
             results.append(
                 (claim.oid, int(outcome.state), outcome.http_status, outcome.error,
-                 outcome.content_type, outcome.content_hash, outcome.title, outcome.etag)
+                 outcome.content_type, outcome.content_hash, outcome.title, outcome.etag,
+                 claim.sid, claim.depth, int(outcome.link_state))
             )  # fmt: skip
             if outcome.text is not None:
                 texts.append((claim.oid, outcome.text))
-            for url, anchor in outcome.links:
-                oid, bytehash = url_ids(url)
-                links.append(
-                    (claim.oid, claim.sid, oid, bytehash, url, host_of(url), anchor,
-                     claim.depth + 1, UNESTIMATED, int(outcome.link_state))
-                )  # fmt: skip
+        with_links = any(outcome.links for outcome in outcomes)
         with self._cursor() as cursor:
             copy_rows(cursor, "stage_result", results)
             if texts:
                 copy_rows(cursor, "stage_text", texts)
-            if links:
-                copy_rows(cursor, "stage_link", links)
+            if with_links:
+                cursor.copy_expert("COPY stage_link FROM STDIN", _link_lines(outcomes))
             cursor.execute(queries["store_results"])
+            cursor.execute(queries["forget_links"])
             if texts:
                 cursor.execute(queries["store_texts"])
-            if links:
+            if with_links:
                 cursor.execute(queries["store_link_sites"])
                 cursor.execute(queries["store_link_docs"])
                 cursor.execute(queries["store_links"])

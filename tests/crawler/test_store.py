@@ -1,0 +1,90 @@
+"""The store writes fetch outcomes in bulk: new URLs, links stored once, revisits."""
+
+from __future__ import annotations
+
+import math
+
+import sqlalchemy as sa
+
+from focuscrawl.crawler.store import Claim, Outcome, Store
+from focuscrawl.schema import DocState
+from focuscrawl.seeds import add_seeds
+from focuscrawl.urls import oid_of
+
+PAGE = "http://a.example/page"
+B, C, D = "http://b.example/b", "http://c.example/c", "http://a.example/d"
+
+
+def _claim(engine: sa.Engine) -> Claim:
+    with engine.begin() as connection:
+        add_seeds(connection, [PAGE])
+        sid, depth = connection.exec_driver_sql(
+            "SELECT sid, depth FROM doc WHERE url = %(url)s", {"url": PAGE}
+        ).one()
+    return Claim(oid_of(PAGE), PAGE, sid, 0, depth, 0.0)
+
+
+def _fetched(claim: Claim, links: list[tuple[str, str | None]], status: int = 200) -> Outcome:
+    return Outcome(claim, DocState.FETCHED, status, content_type="text/html", links=links)
+
+
+def _links(engine: sa.Engine) -> list[tuple[str, str | None, bool]]:
+    """(target URL, anchor, sid_src and sid_dst right) of every stored link, sorted."""
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            """
+            SELECT d.url, l.anchor, l.sid_src = p.sid AND l.sid_dst = d.sid
+            FROM link AS l JOIN doc AS p ON p.oid = l.oid_src JOIN doc AS d ON d.oid = l.oid_dst
+            ORDER BY d.url
+            """
+        ).all()
+    return [tuple(row) for row in rows]  # type: ignore[misc]
+
+
+def _write(engine: sa.Engine, *outcomes: Outcome) -> None:
+    store = Store(engine)
+    try:
+        store.write(list(outcomes))
+    finally:
+        store.close()
+
+
+def test_out_links_are_checked_in_one_level_deeper_and_unestimated(engine: sa.Engine) -> None:
+    claim = _claim(engine)
+    anchor = "tab\there\nnew line \\ back\\slash"
+    _write(engine, _fetched(claim, [(B, anchor), (C, None)]))
+    assert _links(engine) == [(B, anchor, True), (C, None, True)]
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            "SELECT url, depth, state, relevance FROM doc WHERE url <> %(url)s ORDER BY url",
+            {"url": PAGE},
+        ).all()
+    assert [(url, depth, state) for url, depth, state, _ in rows] == [
+        (B, claim.depth + 1, DocState.FRONTIER),
+        (C, claim.depth + 1, DocState.FRONTIER),
+    ]
+    assert all(relevance == -math.inf for *_, relevance in rows)
+
+
+def test_a_page_fetched_again_keeps_only_its_new_links(engine: sa.Engine) -> None:
+    claim = _claim(engine)
+    _write(engine, _fetched(claim, [(B, "b"), (C, "c")]))
+    _write(engine, _fetched(claim, [(C, "c again"), (D, "d")]))
+    assert _links(engine) == [(D, "d", True), (C, "c again", True)]
+    # answered 304 Not Modified: the page and its links stay as they were
+    _write(engine, _fetched(claim, [], status=304))
+    assert _links(engine) == [(D, "d", True), (C, "c again", True)]
+    with engine.connect() as connection:
+        known = connection.exec_driver_sql("SELECT count(*) FROM doc").scalar()
+    assert known == 4  # B stays known although no page links to it now
+
+
+def test_a_page_twice_in_one_batch_is_stored_once(engine: sa.Engine) -> None:
+    claim = _claim(engine)
+    _write(engine, _fetched(claim, [(B, "first")]), _fetched(claim, [(B, "second"), (C, "c")]))
+    assert _links(engine) == [(B, "second", True), (C, "c", True)]
+    with engine.connect() as connection:
+        fetches = connection.exec_driver_sql(
+            "SELECT num_tries FROM doc WHERE url = %(url)s", {"url": PAGE}
+        ).scalar()
+    assert fetches == 1
