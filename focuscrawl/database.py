@@ -7,6 +7,7 @@ The one place that turns settings into an engine: the configured
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -38,8 +39,10 @@ __all__ = [
     "make_engine",
     "open_database",
     "retry_rolled_back",
+    "retry_until_done",
     "rolled_back",
     "sibling_database",
+    "unavailable",
     "unreachable",
     "upgrade",
 ]
@@ -170,6 +173,63 @@ def retry_rolled_back(action: Callable[[], _T], attempts: int = 5) -> _T:
             _log.warning("event=retry attempt=%d error=%s", attempt, str(exc.orig).strip()[:80])
             time.sleep(0.05 * attempt)
     raise AssertionError("unreachable")
+
+
+#: Seconds a long-running program waits before it tries PostgreSQL again.
+OUTAGE_RETRY_S = 1.0
+
+
+def unavailable(exc: BaseException) -> bool:
+    """PostgreSQL is away (restarting, shut down, unreachable, out of connections or
+    disk) rather than refusing the statement: waiting and trying again is the cure.
+
+    Takes psycopg2's errors and SQLAlchemy's wrappers of them alike.
+    """
+    if isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated:
+        return True
+    orig = getattr(exc, "orig", exc)
+    if isinstance(orig, psycopg2.InterfaceError):
+        return True  # the connection is closed
+    if not isinstance(orig, psycopg2.OperationalError):
+        return False
+    code = orig.pgcode
+    # no code: the client lost or never got the connection; 08: connection exception;
+    # 57P01-57P03: the server is shutting down or starting; 53: insufficient resources
+    return code is None or code[:2] in ("08", "53") or code in ("57P01", "57P02", "57P03")
+
+
+def retry_until_done(
+    action: Callable[[], _T],
+    what: str,
+    *,
+    stop: threading.Event | None = None,
+    on_lost: Callable[[], None] | None = None,
+) -> _T | None:
+    """Run the transaction ``action`` until PostgreSQL lets it finish.
+
+    When PostgreSQL rolls it back (a deadlock) it runs again at once; when the database
+    is away (see ``unavailable``) it runs again after ``OUTAGE_RETRY_S``, for as long
+    as the outage lasts. Either way ``on_lost`` is called first, to drop the connection
+    the failure left behind, and the event is logged. Any other error propagates. With
+    ``stop``, a set event ends a wait and the result is None: the caller gives up.
+    """
+    while True:
+        try:
+            return action()
+        except (psycopg2.Error, sa.exc.DBAPIError) as exc:
+            again = rolled_back(exc)
+            if not again and not unavailable(exc):
+                raise
+            reason = str(getattr(exc, "orig", exc)).strip().splitlines()
+            event = "retry" if again else "db_wait"
+            _log.warning("event=%s what=%s error=%s", event, what, (reason or [""])[0][:100])
+            if on_lost is not None:
+                on_lost()
+            pause = 0.05 if again else OUTAGE_RETRY_S
+            if stop is None:
+                time.sleep(pause)
+            elif stop.wait(pause):
+                return None
 
 
 def sibling_database(engine: Engine, name: str) -> Engine:

@@ -15,12 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from focuscrawl.classifier.store import StoredModel, latest_model
 from focuscrawl.classifier.tokens import document_text
-from focuscrawl.database import execute, rolled_back
+from focuscrawl.database import execute, retry_until_done
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import Tree, load_tree
@@ -29,7 +28,6 @@ __all__ = ["BATCH", "Classifier", "ClassifyStats", "good_sets", "node_scores_tex
 
 BATCH = 256  # pages per transaction
 POLL_S = 0.25  # wait when the queue is empty (cheap: an empty partial index)
-DB_RETRY_S = 2.0  # wait when PostgreSQL is away
 WAIT_FOR_MODEL_S = 10.0  # a long-running classifier waits for `classify train`
 
 log = logging.getLogger("focuscrawl.classifier")
@@ -86,22 +84,17 @@ class Classifier:
     def run(self, once: bool = False) -> ClassifyStats:
         while not self.stop_event.is_set():
             try:
-                done = self.step()
-            except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
-                if rolled_back(exc):  # a deadlock with a crawler's or distiller's writes
-                    log.info("event=retry error=%s", str(exc.orig).strip()[:80])
-                    continue  # nothing was written; the batch is still in the queue
-                if not exc.connection_invalidated and "connect" not in str(exc).lower():
-                    raise
-                log.warning("event=db_wait error=%s", str(exc.orig).strip()[:100])
-                self.stop_event.wait(DB_RETRY_S)
-                continue
+                # a deadlock with a crawler's or distiller's writes rolls the batch back,
+                # and it is still in the queue; an outage is waited out
+                done = retry_until_done(self.step, "classify", stop=self.stop_event)
             except TaxonomyError as exc:  # no model yet, or the taxonomy changed under it
                 if once:
                     raise
                 log.warning("event=waiting reason=%s", exc)
                 self.stop_event.wait(WAIT_FOR_MODEL_S)
                 continue
+            if done is None:
+                break  # stopped while the database was away
             if done == 0:
                 if once:
                     break

@@ -31,7 +31,7 @@ from focuscrawl.crawler.parse import absolute_url, parse_html
 from focuscrawl.crawler.politeness import HostScheduler
 from focuscrawl.crawler.robots import RobotsCache
 from focuscrawl.crawler.store import Claim, Outcome, Store
-from focuscrawl.database import engine_dsn
+from focuscrawl.database import OUTAGE_RETRY_S, engine_dsn, retry_until_done
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
 
@@ -40,7 +40,6 @@ __all__ = ["CrawlStats", "Crawler"]
 log = logging.getLogger("focuscrawl.crawler")
 TAKE_TIMEOUT = 0.2
 RECOVER_EVERY_S = 30.0
-DB_RETRY_S = 1.0
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
@@ -81,26 +80,29 @@ class Crawler:
     # -- database helpers -------------------------------------------------------
 
     def _sql(self, name: str, params: dict[str, Any], fetch: bool = False) -> list[tuple[Any, ...]]:
-        """Run a named statement on this thread's connection, waiting out a database outage."""
-        while True:
-            try:
-                if self._local.connection is None:
-                    self._local.connection = psycopg2.connect(self._dsn)
-                    self._local.connection.autocommit = True
-                    with self._local.connection.cursor() as cursor:
-                        cursor.execute("SET synchronous_commit = off")
+        """Run a named statement on this thread's connection, waiting out a database
+        outage. Claims give up, returning nothing, when the crawler is stopping."""
+
+        def run() -> list[tuple[Any, ...]]:
+            if self._local.connection is None:
+                self._local.connection = psycopg2.connect(self._dsn)
+                self._local.connection.autocommit = True
                 with self._local.connection.cursor() as cursor:
-                    cursor.execute(queries[name], params)
-                    return cursor.fetchall() if fetch else []
-            except (psycopg2.OperationalError, psycopg2.InterfaceError) as exc:
-                log.warning("event=db_wait statement=%s error=%s", name, str(exc).strip()[:100])
-                if self._local.connection is not None:
-                    with contextlib.suppress(psycopg2.Error):
-                        self._local.connection.close()
-                self._local.connection = None
-                stopping = self.stop_event.wait(DB_RETRY_S)
-                if stopping and (name.startswith("claim_batch") or name == "acquire_site"):
-                    return []  # nothing was claimed or taken; the caller gives up cleanly
+                    cursor.execute("SET synchronous_commit = off")
+            with self._local.connection.cursor() as cursor:
+                cursor.execute(queries[name], params)
+                return cursor.fetchall() if fetch else []
+
+        def lost() -> None:
+            if self._local.connection is not None:
+                with contextlib.suppress(psycopg2.Error):
+                    self._local.connection.close()
+            self._local.connection = None
+
+        claims = name.startswith("claim_batch") or name == "acquire_site"
+        stop = self.stop_event if claims else None
+        rows = retry_until_done(run, name, stop=stop, on_lost=lost)
+        return [] if rows is None else rows
 
     # -- the watchdog ---------------------------------------------------------------
 
@@ -264,7 +266,7 @@ class Crawler:
             return
         rows = self._sql("acquire_site", {"sid": claim.sid, "lease_seconds": 120.0}, fetch=True)
         if not rows or not rows[0][0]:
-            wait = float(rows[0][6]) if rows else DB_RETRY_S
+            wait = float(rows[0][6]) if rows else OUTAGE_RETRY_S
             self.scheduler.retry(claim, wait)
             return
         _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]

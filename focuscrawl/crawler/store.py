@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import queue
 import threading
 import time
@@ -21,17 +20,15 @@ from typing import Any
 import psycopg2
 from sqlalchemy.engine import Engine
 
-from focuscrawl.database import engine_dsn
+from focuscrawl.database import engine_dsn, retry_until_done
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
 from focuscrawl.urls import host_of, url_ids
 
 __all__ = ["Claim", "Outcome", "Store", "copy_rows"]
 
-log = logging.getLogger("focuscrawl.crawler.store")
 BATCH = 500
 FLUSH_SECONDS = 0.25
-RETRY_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -111,7 +108,6 @@ class Store:
         self._thread = threading.Thread(target=self._run, name="store", daemon=True)
         self._connection: Any = None
         self.stored = 0
-        self.failures = 0
         self._taken = 0
         self._taken_lock = threading.Lock()
 
@@ -152,20 +148,16 @@ class Store:
                 return
 
     def _write_until_done(self, batch: list[Outcome]) -> None:
-        while True:
-            try:
-                self.write(batch)
-                self.stored += len(batch)
-                return
-            except (psycopg2.OperationalError, psycopg2.InterfaceError) as exc:
-                self.failures += 1
-                reason = str(exc).strip()[:120]
-                log.warning("event=store_retry outcomes=%d error=%s", len(batch), reason)
-                if self._connection is not None:
-                    with contextlib.suppress(psycopg2.Error):
-                        self._connection.close()
-                self._connection = None
-                time.sleep(RETRY_SECONDS)
+        """Store a batch, waiting out a database outage: nothing fetched is lost."""
+
+        def lost() -> None:
+            if self._connection is not None:
+                with contextlib.suppress(psycopg2.Error):
+                    self._connection.close()
+            self._connection = None
+
+        retry_until_done(lambda: self.write(batch), "store", on_lost=lost)
+        self.stored += len(batch)
 
     def _cursor(self) -> Any:
         if self._connection is None:

@@ -1,0 +1,89 @@
+"""Long-running programs wait out PostgreSQL outages and run rolled-back work again."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import psycopg2
+import pytest
+import sqlalchemy as sa
+
+from focuscrawl import database
+from focuscrawl.database import engine_dsn, retry_until_done, unavailable
+
+
+def _closed_port_dsn() -> str:
+    with socket.socket() as probe:  # a port nothing listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"postgresql://nobody@127.0.0.1:{port}/none?connect_timeout=2"
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(database, "OUTAGE_RETRY_S", 0.01)
+
+
+def test_an_outage_is_waited_out_and_the_action_run_again(engine: sa.Engine) -> None:
+    dsns = [_closed_port_dsn(), _closed_port_dsn(), engine_dsn(engine)]
+    lost: list[int] = []
+
+    def connect_and_count() -> int:
+        with psycopg2.connect(dsns[len(lost)]) as connection, connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM doc")
+            return int(cursor.fetchone()[0])
+
+    assert retry_until_done(connect_and_count, "test", on_lost=lambda: lost.append(1)) == 0
+    assert len(lost) == 2
+
+
+def test_a_server_shutdown_counts_as_an_outage_and_a_bad_statement_does_not(
+    engine: sa.Engine,
+) -> None:
+    with pytest.raises(psycopg2.OperationalError) as refused:
+        psycopg2.connect(_closed_port_dsn())
+    assert unavailable(refused.value)
+    with engine.connect() as connection, pytest.raises(sa.exc.ProgrammingError) as bad:
+        connection.exec_driver_sql("SELECT no_such_column FROM doc")
+    assert not unavailable(bad.value)
+    calls: list[int] = []
+
+    def bad_statement() -> None:
+        calls.append(1)
+        with engine.connect() as connection:
+            connection.exec_driver_sql("SELECT no_such_column FROM doc")
+
+    with pytest.raises(sa.exc.ProgrammingError):
+        retry_until_done(bad_statement, "test")
+    assert calls == [1]
+
+
+def test_a_rolled_back_transaction_runs_again(engine: sa.Engine) -> None:
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            "CREATE TABLE counter (n integer); INSERT INTO counter VALUES (0)"
+        )
+    attempts: list[int] = []
+
+    def increment() -> int:
+        attempts.append(1)
+        with engine.connect() as connection:
+            connection.exec_driver_sql("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            connection.exec_driver_sql("SELECT n FROM counter")  # takes the snapshot
+            if len(attempts) == 1:  # someone else commits a change meanwhile
+                with engine.begin() as other:
+                    other.exec_driver_sql("UPDATE counter SET n = n + 10")
+            n = connection.exec_driver_sql("UPDATE counter SET n = n + 1 RETURNING n").scalar()
+            connection.commit()
+            return int(n)  # type: ignore[arg-type]
+
+    assert retry_until_done(increment, "test") == 11  # 0, +10 by the other, +1
+    assert len(attempts) == 2  # the first lost to a serialization failure
+
+
+def test_a_stop_ends_the_wait(engine: sa.Engine) -> None:
+    stop = threading.Event()
+    stop.set()
+    result = retry_until_done(lambda: psycopg2.connect(_closed_port_dsn()), "test", stop=stop)
+    assert result is None
