@@ -44,6 +44,7 @@ ON CONFLICT (oid) DO UPDATE SET text = EXCLUDED.text;
 -- store_link_sites --
 INSERT INTO site (host)
 SELECT DISTINCT host FROM stage_link
+ORDER BY host
 ON CONFLICT (host) DO NOTHING;
 
 -- store_link_docs --
@@ -57,6 +58,7 @@ SELECT l.oid_dst, l.url, s.sid, l.bytehash, '-Infinity'::float8,
 FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
 JOIN site AS s ON s.host = l.host
+ORDER BY l.oid_dst
 ON CONFLICT (oid) DO NOTHING;
 
 -- forget_links --
