@@ -19,7 +19,15 @@ from w3lib.url import canonicalize_url
 
 from focuscrawl.errors import InvalidURL
 
-__all__ = ["MAX_URL_LENGTH", "bytehash_of", "host_of", "normalize_url", "oid_of", "url_ids"]
+__all__ = [
+    "MAX_URL_LENGTH",
+    "bytehash_of",
+    "host_of",
+    "is_canonical",
+    "normalize_url",
+    "oid_of",
+    "url_ids",
+]
 
 MAX_URL_LENGTH = 2048
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -33,7 +41,8 @@ _CANONICAL = re.compile(
 )
 
 
-def _already_canonical(url: str) -> bool:
+def is_canonical(url: str) -> bool:
+    """``url`` is already what ``normalize_url`` would make of it (checked cheaply)."""
     if not _CANONICAL.match(url) or "/./" in url or "/../" in url or url.endswith(("/.", "/..")):
         return False
     authority = url.split("/", 3)[2]
@@ -59,7 +68,7 @@ def normalize_url(url: str) -> str:
     raw = url.strip()
     if not raw:
         raise InvalidURL(url, "empty")
-    if len(raw) <= MAX_URL_LENGTH and _already_canonical(raw):
+    if len(raw) <= MAX_URL_LENGTH and is_canonical(raw):
         return raw
     return _normalize_slowly(url)
 

@@ -1,8 +1,14 @@
 from __future__ import annotations
 
-import pytest
+from urllib.parse import urljoin
 
-from focuscrawl.crawler.parse import detect_charset, parse_html
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from focuscrawl.crawler.parse import absolute_url, detect_charset, parse_html
+from focuscrawl.errors import InvalidURL
+from focuscrawl.urls import normalize_url
 
 BASE = "http://a.example/dir/page.html"
 
@@ -77,3 +83,34 @@ def test_charset_detection(body: bytes, declared: str | None, expected: str) -> 
 def test_garbage_never_raises(body: bytes) -> None:
     page = parse_html(body, BASE)
     assert isinstance(page.text, str)
+
+
+_HREF = st.text(alphabet="abXY09./?#%:;=&-_~@!$'()*+, \t", max_size=24)
+
+
+@settings(max_examples=400)
+@given(
+    base=st.sampled_from(
+        [
+            "http://a.example/dir/page",
+            "https://b.example:8443/",
+            "http://a.example/dir/",
+            "HTTP://Upper.Example/x/y",
+            "http://a.example",
+            "http://a.example?q=1",
+        ]
+    ),
+    prefix=st.sampled_from(["", "/", "//", "http://", "https://c.example", "http://c.example/"]),
+    rest=_HREF,
+)
+def test_the_fast_paths_resolve_links_as_urljoin_and_the_normaliser_do(
+    base: str, prefix: str, rest: str
+) -> None:
+    href = prefix + rest
+    try:
+        expected: str | None = normalize_url(urljoin(base, href.strip()))
+    except (InvalidURL, ValueError):
+        expected = None
+    if not href.strip() or href.strip().startswith("#"):
+        expected = None
+    assert absolute_url(base, href) == expected

@@ -98,5 +98,5 @@ def test_the_fast_path_agrees_with_the_full_normalisation(
         slow = urls._normalize_slowly(url)
     except InvalidURL:
         slow = None
-    if urls._already_canonical(url):
+    if urls.is_canonical(url):
         assert slow == url
