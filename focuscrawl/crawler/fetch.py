@@ -8,6 +8,7 @@ an exception: the worker stores it on the doc row and carries on.
 
 from __future__ import annotations
 
+import threading
 import zlib
 from dataclasses import dataclass
 from email.message import Message
@@ -27,7 +28,8 @@ class FetchConfig:
     read_timeout: float = 10.0
     total_timeout: float = 30.0
     max_bytes: int = 10 * 1024 * 1024
-    max_connections: int = 64
+    #: idle keep-alive connections each worker thread keeps (it has one request in flight)
+    keepalive_per_thread: int = 4
 
 
 @dataclass
@@ -77,16 +79,14 @@ def _retry_after(value: str | None) -> float | None:
 
 
 class Fetcher:
-    """A shared httpx client; ``fetch`` is safe to call from many threads."""
+    """httpx clients, one per thread; ``fetch`` is safe to call from many threads.
+
+    A client of one's own spares the worker threads the lock of a shared connection
+    pool, which they otherwise queue for on every request and every response.
+    """
 
     def __init__(self, config: FetchConfig) -> None:
         self.config = config
-        timeout = httpx.Timeout(
-            config.total_timeout, connect=config.connect_timeout, read=config.read_timeout
-        )
-        limits = httpx.Limits(
-            max_connections=config.max_connections, max_keepalive_connections=config.max_connections
-        )
         # Through an HTTP forward proxy every request goes to the proxy itself with an
         # absolute-form target, so one pool of keep-alive connections to the proxy serves
         # every host (httpx's own proxy support keeps a connection per origin host, which
@@ -94,16 +94,40 @@ class Fetcher:
         self._proxy = httpx.URL(config.proxy) if config.proxy else None
         if self._proxy is not None and self._proxy.scheme != "http":
             raise ConfigError(f"only http:// proxies are supported, not {config.proxy}")
-        self.client = httpx.Client(
-            timeout=timeout,
-            limits=limits,
-            follow_redirects=False,
-            headers={"User-Agent": config.user_agent, "Accept-Encoding": "gzip, deflate"},
-            trust_env=False,
-        )
+        self._local = threading.local()
+        self._clients: list[httpx.Client] = []
+        self._clients_lock = threading.Lock()
+
+    @property
+    def client(self) -> httpx.Client:
+        """This thread's client."""
+        client: httpx.Client | None = getattr(self._local, "client", None)
+        if client is None:
+            config = self.config
+            timeout = httpx.Timeout(
+                config.total_timeout, connect=config.connect_timeout, read=config.read_timeout
+            )
+            limits = httpx.Limits(
+                max_connections=config.keepalive_per_thread + 1,
+                max_keepalive_connections=config.keepalive_per_thread,
+            )
+            client = httpx.Client(
+                timeout=timeout,
+                limits=limits,
+                follow_redirects=False,
+                headers={"User-Agent": config.user_agent, "Accept-Encoding": "gzip, deflate"},
+                trust_env=False,
+            )
+            self._local.client = client
+            with self._clients_lock:
+                self._clients.append(client)
+        return client
 
     def close(self) -> None:
-        self.client.close()
+        with self._clients_lock:
+            clients, self._clients = self._clients, []
+        for client in clients:
+            client.close()
 
     def fetch(self, url: str, etag: str | None = None) -> FetchResult:
         result = FetchResult(url)
