@@ -1,5 +1,9 @@
 -- Storing what crawlers fetched, in bulk: rows are COPYed into session-local staging
--- tables, then each statement below moves a whole batch at once.
+-- tables, then each statement below moves a whole batch at once, in this order, in one
+-- transaction per batch. The pages' own rows are locked first and updated last, so
+-- concurrent stores cannot deadlock: a store that checks in a URL another store has
+-- just fetched waits for that store only while it is updating its own rows, and new
+-- sites and URLs go in key order.
 
 -- create_staging --
 -- One row per outcome (its site and depth, and the state its out-links get), one per
@@ -14,32 +18,13 @@ CREATE TEMP TABLE IF NOT EXISTS stage_link (
     oid_src bigint, oid_dst bigint, bytehash integer, url text, host text, anchor text
 ) ON COMMIT DELETE ROWS;
 
--- store_results --
--- Fetched pages leave the frontier with a fetch number; failed tries count and, while
--- tries remain, go back (num_tries asc puts them behind every untried URL). A revisit
--- answered 304 keeps the page's type, title, hash and ETag, and its classification;
--- any other fetched page goes to the classifier's queue (model_id NULL).
-UPDATE doc AS d
-SET state = r.state,
-    http_status = r.http_status,
-    error = r.error,
-    content_type = coalesce(r.content_type, d.content_type),
-    content_hash = coalesce(r.content_hash, d.content_hash),
-    title = coalesce(r.title, d.title),
-    etag = coalesce(r.etag, d.etag),
-    lease_until = NULL,
-    model_id = CASE WHEN r.state = 2 AND r.http_status IS DISTINCT FROM 304
-                    THEN NULL ELSE d.model_id END,
-    num_tries = least(d.num_tries + 1, 32767),
-    fetched_at = CASE WHEN r.state = 2 THEN now() ELSE d.fetched_at END,
-    fetch_seq = CASE WHEN r.state = 2 THEN nextval('doc_fetch_seq') ELSE d.fetch_seq END
-FROM stage_result AS r
-WHERE d.oid = r.oid;
-
--- store_texts --
-INSERT INTO doc_text (oid, text)
-SELECT oid, text FROM stage_text
-ON CONFLICT (oid) DO UPDATE SET text = EXCLUDED.text;
+-- lock_pages --
+-- The batch's pages, locked in oid order: no other store writes links from the same
+-- page (fetched twice when a lease ran out) until this batch commits.
+SELECT d.oid FROM doc AS d
+WHERE d.oid IN (SELECT oid FROM stage_result)
+ORDER BY d.oid
+FOR UPDATE;
 
 -- store_link_sites --
 INSERT INTO site (host)
@@ -62,9 +47,8 @@ ORDER BY l.oid_dst
 ON CONFLICT (oid) DO NOTHING;
 
 -- forget_links --
--- A page fetched again (not answered 304) has the links of its new copy only. The
--- batch holds the lock on these pages' rows (store_results), so no other store writes
--- links from the same page until it commits: a link is stored once, with no key.
+-- A page fetched again (not answered 304) has the links of its new copy only. With
+-- the pages locked (lock_pages), a link is stored once, with no key.
 DELETE FROM link
 WHERE oid_src IN (
     SELECT oid FROM stage_result WHERE state = 2 AND http_status IS DISTINCT FROM 304
@@ -76,3 +60,30 @@ SELECT l.oid_src, l.oid_dst, r.sid, s.sid, l.anchor
 FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
 JOIN site AS s ON s.host = l.host;
+
+-- store_texts --
+INSERT INTO doc_text (oid, text)
+SELECT oid, text FROM stage_text
+ON CONFLICT (oid) DO UPDATE SET text = EXCLUDED.text;
+
+-- store_results --
+-- Fetched pages leave the frontier with a fetch number; failed tries count and, while
+-- tries remain, go back (num_tries asc puts them behind every untried URL). A revisit
+-- answered 304 keeps the page's type, title, hash and ETag, and its classification;
+-- any other fetched page goes to the classifier's queue (model_id NULL).
+UPDATE doc AS d
+SET state = r.state,
+    http_status = r.http_status,
+    error = r.error,
+    content_type = coalesce(r.content_type, d.content_type),
+    content_hash = coalesce(r.content_hash, d.content_hash),
+    title = coalesce(r.title, d.title),
+    etag = coalesce(r.etag, d.etag),
+    lease_until = NULL,
+    model_id = CASE WHEN r.state = 2 AND r.http_status IS DISTINCT FROM 304
+                    THEN NULL ELSE d.model_id END,
+    num_tries = least(d.num_tries + 1, 32767),
+    fetched_at = CASE WHEN r.state = 2 THEN now() ELSE d.fetched_at END,
+    fetch_seq = CASE WHEN r.state = 2 THEN nextval('doc_fetch_seq') ELSE d.fetch_seq END
+FROM stage_result AS r
+WHERE d.oid = r.oid;

@@ -189,12 +189,15 @@ class Store:
                 copy_rows(cursor, "stage_text", texts)
             if with_links:
                 cursor.copy_expert("COPY stage_link FROM STDIN", _link_lines(outcomes))
-            cursor.execute(queries["store_results"])
-            cursor.execute(queries["forget_links"])
-            if texts:
-                cursor.execute(queries["store_texts"])
+            # the order sql/store.sql gives, and why
+            cursor.execute(queries["lock_pages"])
             if with_links:
                 cursor.execute(queries["store_link_sites"])
                 cursor.execute(queries["store_link_docs"])
+            cursor.execute(queries["forget_links"])
+            if with_links:
                 cursor.execute(queries["store_links"])
+            if texts:
+                cursor.execute(queries["store_texts"])
+            cursor.execute(queries["store_results"])
         self._connection.commit()
