@@ -1,4 +1,4 @@
-"""Link ingest: rows/s through the crawler's store (COPY to staging, INSERT ... ON CONFLICT).
+"""Link ingest: rows/s through the crawler's store (COPY to staging, then set-based INSERTs).
 
     python bench/ingest.py [--pages 20000] [--links 25] [--batch 500]
 
@@ -77,7 +77,7 @@ def main() -> None:
     rate, size = result["link_rows_per_s"], result["bytes_per_link_row"]
     print(f"{offered:,} links from {args.pages:,} pages in {seconds:.1f} s of store time:")
     print(f"  {rate:,} link rows/s, with their new doc rows and sites")
-    print(f"{links_stored:,} link rows, {size} bytes per row with the primary key")
+    print(f"{links_stored:,} link rows, {size} bytes per row with its index")
     print(f"wrote {write_results('ingest', result)}")
 
 
