@@ -43,7 +43,9 @@ _CANONICAL = re.compile(
 
 def is_canonical(url: str) -> bool:
     """``url`` is already what ``normalize_url`` would make of it (checked cheaply)."""
-    if not _CANONICAL.match(url) or "/./" in url or "/../" in url or url.endswith(("/.", "/..")):
+    if len(url) > MAX_URL_LENGTH or not _CANONICAL.match(url):
+        return False
+    if "/./" in url or "/../" in url or url.endswith(("/.", "/..")):
         return False
     authority = url.split("/", 3)[2]
     if ".." in authority:
@@ -68,7 +70,7 @@ def normalize_url(url: str) -> str:
     raw = url.strip()
     if not raw:
         raise InvalidURL(url, "empty")
-    if len(raw) <= MAX_URL_LENGTH and is_canonical(raw):
+    if is_canonical(raw):
         return raw
     return _normalize_slowly(url)
 

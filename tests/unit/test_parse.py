@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from focuscrawl.crawler.parse import absolute_url, detect_charset, parse_html
 from focuscrawl.errors import InvalidURL
-from focuscrawl.urls import normalize_url
+from focuscrawl.urls import MAX_URL_LENGTH, normalize_url
 
 BASE = "http://a.example/dir/page.html"
 
@@ -114,3 +114,10 @@ def test_the_fast_paths_resolve_links_as_urljoin_and_the_normaliser_do(
     if not href.strip() or href.strip().startswith("#"):
         expected = None
     assert absolute_url(base, href) == expected
+
+
+def test_a_canonical_link_longer_than_the_limit_is_refused_on_the_fast_path_too() -> None:
+    long_path = "/" + "a" * MAX_URL_LENGTH
+    assert absolute_url(BASE, long_path) is None
+    assert absolute_url(BASE, "http://b.example" + long_path) is None
+    assert absolute_url(BASE, long_path[: MAX_URL_LENGTH - len("http://a.example")])
