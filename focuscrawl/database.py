@@ -6,6 +6,7 @@ The one place that turns settings into an engine: the configured
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -28,6 +29,7 @@ from focuscrawl.settings import Settings
 
 __all__ = [
     "alembic_config",
+    "close_quietly",
     "current_revision",
     "database_url",
     "downgrade",
@@ -196,6 +198,13 @@ def unavailable(exc: BaseException) -> bool:
     # no code: the client lost or never got the connection; 08: connection exception;
     # 57P01-57P03: the server is shutting down or starting; 53: insufficient resources
     return code is None or code[:2] in ("08", "53") or code in ("57P01", "57P02", "57P03")
+
+
+def close_quietly(connection: Any) -> None:
+    """Close a psycopg2 connection (or None) that a failure may have left broken."""
+    if connection is not None:
+        with contextlib.suppress(psycopg2.Error):
+            connection.close()
 
 
 def retry_until_done(

@@ -10,7 +10,6 @@ and returns every URL claimed but not fetched to the frontier untouched.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import ipaddress
 import logging
@@ -31,7 +30,7 @@ from focuscrawl.crawler.parse import absolute_url, parse_html
 from focuscrawl.crawler.politeness import HostScheduler
 from focuscrawl.crawler.robots import RobotsCache
 from focuscrawl.crawler.store import Claim, Outcome, Store
-from focuscrawl.database import OUTAGE_RETRY_S, engine_dsn, retry_until_done
+from focuscrawl.database import OUTAGE_RETRY_S, close_quietly, engine_dsn, retry_until_done
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
 
@@ -94,9 +93,7 @@ class Crawler:
                 return cursor.fetchall() if fetch else []
 
         def lost() -> None:
-            if self._local.connection is not None:
-                with contextlib.suppress(psycopg2.Error):
-                    self._local.connection.close()
+            close_quietly(self._local.connection)
             self._local.connection = None
 
         claims = name.startswith("claim_batch") or name == "acquire_site"

@@ -8,7 +8,6 @@ retries; nothing already fetched is lost while the database restarts.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import queue
 import threading
@@ -20,7 +19,7 @@ from typing import Any
 import psycopg2
 from sqlalchemy.engine import Engine
 
-from focuscrawl.database import engine_dsn, retry_until_done
+from focuscrawl.database import close_quietly, engine_dsn, retry_until_done
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
 from focuscrawl.urls import host_of, url_ids
@@ -151,9 +150,7 @@ class Store:
         """Store a batch, waiting out a database outage: nothing fetched is lost."""
 
         def lost() -> None:
-            if self._connection is not None:
-                with contextlib.suppress(psycopg2.Error):
-                    self._connection.close()
+            close_quietly(self._connection)
             self._connection = None
 
         retry_until_done(lambda: self.write(batch), "store", on_lost=lost)
