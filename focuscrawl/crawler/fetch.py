@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import zlib
 from dataclasses import dataclass
-from email.message import Message
+from typing import Any
 
 import httpx
 
@@ -50,10 +50,12 @@ class FetchResult:
 
     @property
     def charset(self) -> str | None:
-        message = Message()
-        message["content-type"] = self.content_type
-        value = message.get_param("charset")
-        return value.strip().lower() if isinstance(value, str) else None
+        """The charset parameter of the Content-Type header, lower case, if any."""
+        for param in self.content_type.split(";")[1:]:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "charset":
+                return value.strip().strip("\"'").strip().lower() or None
+        return None
 
 
 class _TooLarge(Exception):
@@ -79,10 +81,13 @@ def _retry_after(value: str | None) -> float | None:
 
 
 class Fetcher:
-    """httpx clients, one per thread; ``fetch`` is safe to call from many threads.
+    """An httpx transport per thread; ``fetch`` is safe to call from many threads.
 
-    A client of one's own spares the worker threads the lock of a shared connection
-    pool, which they otherwise queue for on every request and every response.
+    A worker sends each request straight to its own ``httpx.HTTPTransport``: a pool
+    of its own spares the threads the lock of a shared one, and going below
+    ``httpx.Client`` spares every request the client's cookie jar, auth and redirect
+    layers, none of which a crawler uses (redirects are recorded hop by hop by the
+    crawler, and no cookies are kept). That was a tenth of the crawler's CPU time.
     """
 
     def __init__(self, config: FetchConfig) -> None:
@@ -94,45 +99,45 @@ class Fetcher:
         self._proxy = httpx.URL(config.proxy) if config.proxy else None
         if self._proxy is not None and self._proxy.scheme != "http":
             raise ConfigError(f"only http:// proxies are supported, not {config.proxy}")
+        self._headers = {
+            "User-Agent": config.user_agent,
+            "Accept": "*/*",
+            "Accept-Encoding": "gzip, deflate",
+        }
+        self._timeout = httpx.Timeout(
+            config.total_timeout, connect=config.connect_timeout, read=config.read_timeout
+        ).as_dict()
         self._local = threading.local()
-        self._clients: list[httpx.Client] = []
-        self._clients_lock = threading.Lock()
+        self._transports: list[httpx.HTTPTransport] = []
+        self._transports_lock = threading.Lock()
 
     @property
-    def client(self) -> httpx.Client:
-        """This thread's client."""
-        client: httpx.Client | None = getattr(self._local, "client", None)
-        if client is None:
-            config = self.config
-            timeout = httpx.Timeout(
-                config.total_timeout, connect=config.connect_timeout, read=config.read_timeout
-            )
+    def transport(self) -> httpx.HTTPTransport:
+        """This thread's transport."""
+        transport: httpx.HTTPTransport | None = getattr(self._local, "transport", None)
+        if transport is None:
+            keepalive = self.config.keepalive_per_thread
             limits = httpx.Limits(
-                max_connections=config.keepalive_per_thread + 1,
-                max_keepalive_connections=config.keepalive_per_thread,
+                max_connections=keepalive + 1, max_keepalive_connections=keepalive
             )
-            client = httpx.Client(
-                timeout=timeout,
-                limits=limits,
-                follow_redirects=False,
-                headers={"User-Agent": config.user_agent, "Accept-Encoding": "gzip, deflate"},
-                trust_env=False,
-            )
-            self._local.client = client
-            with self._clients_lock:
-                self._clients.append(client)
-        return client
+            transport = httpx.HTTPTransport(limits=limits)
+            self._local.transport = transport
+            with self._transports_lock:
+                self._transports.append(transport)
+        return transport
 
     def close(self) -> None:
-        with self._clients_lock:
-            clients, self._clients = self._clients, []
-        for client in clients:
-            client.close()
+        with self._transports_lock:
+            transports, self._transports = self._transports, []
+        for transport in transports:
+            transport.close()
 
     def fetch(self, url: str, etag: str | None = None) -> FetchResult:
         result = FetchResult(url)
-        headers = {"If-None-Match": etag} if etag else {}
-        extensions = {}
+        headers = dict(self._headers)
+        if etag:
+            headers["If-None-Match"] = etag
+        extensions: dict[str, Any] = {"timeout": self._timeout}
         target = url
         if self._proxy is not None:
             parsed = httpx.URL(url)
@@ -143,9 +148,9 @@ class Fetcher:
             extensions["target"] = url.encode("ascii")
             target = str(self._proxy.copy_with(raw_path=parsed.raw_path))
         try:
-            with self.client.stream(
-                "GET", target, headers=headers, extensions=extensions
-            ) as response:
+            request = httpx.Request("GET", target, headers=headers, extensions=extensions)
+            response = self.transport.handle_request(request)
+            try:
                 result.status = response.status_code
                 result.content_type = response.headers.get("content-type", "")
                 result.location = response.headers.get("location")
@@ -159,6 +164,8 @@ class Fetcher:
                     return result
                 if response.status_code == 200:
                     result.body = self._read(response)
+            finally:
+                response.close()
         except _TooLarge:
             result.error = "too_large"
         except httpx.TimeoutException:
