@@ -44,7 +44,7 @@ def main() -> None:
         for start in range(0, args.pages, args.batch):
             batch = []
             for url in urls[start : start + args.batch]:
-                claim = Claim(oid_of(url), url, sids[url], 0, 0, -1.0)
+                claim = Claim(oid_of(url), url, sids[url], 0, 0)
                 links: list[tuple[str, str | None]] = []
                 for n in range(args.links):
                     known = rng.random() < 1 / 3

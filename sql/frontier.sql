@@ -44,7 +44,7 @@ UPDATE doc AS d
 SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
 FROM batch
 WHERE d.oid = batch.oid
-RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.relevance;
+RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth;
 
 -- claim_batch_unfocused --
 -- The unfocused crawl: the paper's pseudo-random order, off doc_frontier_unfocused.
@@ -60,7 +60,7 @@ UPDATE doc AS d
 SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
 FROM batch
 WHERE d.oid = batch.oid
-RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.relevance;
+RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth;
 
 -- claim_batch_bfs --
 -- Breadth-first: shallowest first, then in order of discovery, off doc_frontier_bfs.
@@ -76,7 +76,7 @@ UPDATE doc AS d
 SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
 FROM batch
 WHERE d.oid = batch.oid
-RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.relevance;
+RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth;
 
 -- claim_revisits --
 -- Maintenance: fetched pages due for a revisit, most relevant first, then oldest, off
@@ -93,7 +93,7 @@ UPDATE doc AS d
 SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
 FROM batch
 WHERE d.oid = batch.oid
-RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.relevance, d.etag;
+RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.etag;
 
 -- recover_expired_leases --
 -- URLs whose crawler died: back where they came from (the frontier, or the fetched

@@ -39,7 +39,6 @@ class Claim:
     sid: int
     num_tries: int
     depth: int
-    relevance: float
     #: the ETag of the last fetch, when this is a revisit
     etag: str | None = None
     #: a maintenance revisit of a fetched page (trap guards do not apply)

@@ -55,7 +55,7 @@ class CrawlPlan:
 class CrawlTrace:
     """What one crawl fetched, in order, and what its distiller found at the end."""
 
-    mode: str
+    strategy: str  # the Strategy value: a crawl mode or a yardstick
     urls: list[str]
     hosts: list[str]
     estimates: list[float | None]
@@ -164,7 +164,7 @@ def _trace(engine: Engine, plan: CrawlPlan, seconds: float, distills: int) -> Cr
         edges = [(r.oid_src, r.oid_dst) for r in execute(connection, queries["crawl_graph"])]
         seeds = execute(connection, queries["oids_of"], {"urls": plan.seeds}).all()
     trace = CrawlTrace(
-        mode=plan.strategy.value,
+        strategy=plan.strategy.value,
         urls=[r.url for r in rows],
         hosts=[r.host for r in rows],
         estimates=[None if r.estimate is None else round(float(r.estimate), 4) for r in rows],

@@ -21,7 +21,7 @@ def _claim(engine: sa.Engine) -> Claim:
         sid, depth = connection.exec_driver_sql(
             "SELECT sid, depth FROM doc WHERE url = %(url)s", {"url": PAGE}
         ).one()
-    return Claim(oid_of(PAGE), PAGE, sid, 0, depth, 0.0)
+    return Claim(oid_of(PAGE), PAGE, sid, 0, depth)
 
 
 def _fetched(claim: Claim, links: list[tuple[str, str | None]], status: int = 200) -> Outcome:
