@@ -38,8 +38,8 @@ from scipy import sparse
 from focuscrawl.classifier.tokens import (
     count_matrix,
     count_terms,
+    count_text,
     matrix_of,
-    tokenize,
     vocabulary_of,
 )
 from focuscrawl.errors import TaxonomyError
@@ -181,7 +181,7 @@ class HierarchicalModel:
 
     def score(self, texts: Sequence[str]) -> Scores:
         if len(texts) == 1:
-            return self.score_one(Counter(tokenize(texts[0])))
+            return self.score_one(count_text(texts[0]))
         return self.score_counts(self.vectorize(texts))
 
     def score_terms(self, terms: Sequence[Counter[str]]) -> Scores:

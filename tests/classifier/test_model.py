@@ -4,14 +4,24 @@ properties, on the hand-made tree."""
 from __future__ import annotations
 
 import random
+import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import sparse
 
 from focuscrawl.classifier.model import HierarchicalModel, fisher_scores
-from focuscrawl.classifier.tokens import count_matrix, count_terms, tokenize, vocabulary_of
+from focuscrawl.classifier.tokens import (
+    count_matrix,
+    count_terms,
+    count_text,
+    tokenize,
+    vocabulary_of,
+)
 from focuscrawl.taxonomy import ROOT, Node, Tree
 from focuscrawl.taxonomy_import import from_directory
 from tests.classifier.topics import LEAVES, page_text, write_tree_dir
@@ -37,6 +47,15 @@ def test_tokens_are_lowercase_letter_runs() -> None:
     assert vocabulary == {"bb": 0, "cc": 1}
     counts = count_matrix(["cc cc bb zz"], vocabulary).toarray()
     assert counts.tolist() == [[1.0, 2.0]]
+
+
+@given(st.text(alphabet=st.sampled_from("aZq x_1-'\n\tÉéK\u212a\u0130ß"), max_size=30))
+def test_counted_terms_are_the_regex_definition_of_a_term(text: str) -> None:
+    """The byte-table path for ASCII and the regex path agree with the definition:
+    runs of two or more letters of the lower-cased text."""
+    expected = re.findall(r"[^\W\d_]{2,}", text.lower())
+    assert tokenize(text) == expected
+    assert count_text(text) == Counter(expected)
 
 
 def test_children_probabilities_sum_to_their_parent(
