@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -13,9 +14,9 @@ from focuscrawl.crawler.fetch import FetchConfig, Fetcher
 
 
 class _Recorder(BaseHTTPRequestHandler):
-    seen: list[dict[str, str]] = []
+    seen: ClassVar[list[dict[str, str]]] = []
 
-    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+    def do_GET(self) -> None:
         _Recorder.seen.append({k.lower(): v for k, v in self.headers.items()})
         body = b"<html><title>t</title></html>"
         self.send_response(200)
