@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,7 +32,7 @@ from focuscrawl.crawler.politeness import HostScheduler
 from focuscrawl.crawler.robots import RobotsCache
 from focuscrawl.crawler.store import Claim, Outcome, Store
 from focuscrawl.database import OUTAGE_RETRY_S, close_quietly, engine_dsn, retry_until_done
-from focuscrawl.queries import queries
+from focuscrawl.queries import Prepared, prepared, queries
 from focuscrawl.schema import DocState
 
 __all__ = ["CrawlStats", "Crawler"]
@@ -40,6 +41,13 @@ log = logging.getLogger("focuscrawl.crawler")
 TAKE_TIMEOUT = 0.2
 RECOVER_EVERY_S = 30.0
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+#: statements run for every page, prepared on each worker connection (planned once)
+PER_PAGE_STATEMENTS = ("acquire_site", "release_site")
+
+
+@cache
+def _per_page() -> dict[str, Prepared]:
+    return {name: prepared(name) for name in PER_PAGE_STATEMENTS}
 
 
 @dataclass
@@ -88,8 +96,11 @@ class Crawler:
                 self._local.connection.autocommit = True
                 with self._local.connection.cursor() as cursor:
                     cursor.execute("SET synchronous_commit = off")
+                    for statement in _per_page().values():
+                        cursor.execute(statement.prepare)
+            per_page = _per_page().get(name)
             with self._local.connection.cursor() as cursor:
-                cursor.execute(queries[name], params)
+                cursor.execute(queries[name] if per_page is None else per_page.execute, params)
                 return cursor.fetchall() if fetch else []
 
         def lost() -> None:

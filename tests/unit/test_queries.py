@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.queries import load_queries, queries
+from focuscrawl.queries import load_queries, prepared, queries
 
 
 def test_named_blocks_are_parsed_with_subdirectory_prefixes(tmp_path: Path) -> None:
@@ -31,3 +31,11 @@ def test_a_name_defined_twice_is_an_error(tmp_path: Path) -> None:
 def test_the_project_statements_load() -> None:
     assert "claim_batch" in queries
     assert "FOR UPDATE SKIP LOCKED" in queries["claim_batch"]
+
+
+def test_prepared_numbers_parameters_in_order_of_first_use() -> None:
+    statements = {"x": "-- doc\nSELECT %(b)s + %(a)s, %(b)s, '50%%' FROM t;\n"}
+    form = prepared("x", statements)
+    assert form.prepare == "PREPARE fc_x AS\n-- doc\nSELECT $1 + $2, $1, '50%' FROM t"
+    assert form.execute == "EXECUTE fc_x (%(b)s, %(a)s)"
+    assert prepared("y", {"y": "SELECT 1"}).execute == "EXECUTE fc_y"
