@@ -55,8 +55,11 @@ ON CONFLICT (oid) DO UPDATE SET model_id = EXCLUDED.model_id, logp = EXCLUDED.lo
 -- estimate is the highest relevance among its scored parents (the first scored parent
 -- replaces the crawler's provisional estimate, model_id NULL). Hard focus: held URLs
 -- are released when some parent's best leaf lies below a good node (a page without
--- text passes its own release on). Seeds keep their rank. The rows are locked in oid
--- order first, as the distiller's boost does, so the two do not deadlock.
+-- text passes its own release on). Seeds keep their rank. A URL whose estimate would
+-- not change (already from this model, at least as high, nothing to release) is left
+-- alone: most links lead to URLs that other pages link to, and an update costs a new
+-- row version and an entry in every index. The rows are locked in oid order first, as
+-- the distiller's boost does, so the two do not deadlock.
 WITH estimate AS (
     SELECT l.oid_dst AS oid, max(p.relevance) AS relevance,
            bool_or(p.cid IS NULL OR p.cid = ANY(%(good_leaves)s::smallint[])) AS release
@@ -66,9 +69,12 @@ WITH estimate AS (
     GROUP BY l.oid_dst
 ), locked AS (
     SELECT d.oid FROM doc AS d
-    WHERE d.oid IN (SELECT oid FROM estimate) AND d.state IN (0, 4) AND d.priority > -32768
+    JOIN estimate AS e ON e.oid = d.oid
+    WHERE d.state IN (0, 4) AND d.priority > -32768
+      AND (d.model_id IS DISTINCT FROM %(model_id)s OR e.relevance > d.relevance
+           OR (d.state = 4 AND e.release))
     ORDER BY d.oid
-    FOR UPDATE
+    FOR UPDATE OF d
 )
 UPDATE doc AS d
 SET relevance = CASE WHEN d.model_id IS NULL THEN e.relevance
@@ -76,7 +82,9 @@ SET relevance = CASE WHEN d.model_id IS NULL THEN e.relevance
     model_id = %(model_id)s,
     state = CASE WHEN d.state = 4 AND e.release THEN 0 ELSE d.state END
 FROM estimate AS e JOIN locked AS k ON k.oid = e.oid
-WHERE d.oid = e.oid AND d.state IN (0, 4) AND d.priority > -32768;
+WHERE d.oid = e.oid AND d.state IN (0, 4) AND d.priority > -32768
+  AND (d.model_id IS DISTINCT FROM %(model_id)s OR e.relevance > d.relevance
+       OR (d.state = 4 AND e.release));
 
 -- rescore_docs --
 -- After good marks change: recompute log R(d) of every page scored by this model from
