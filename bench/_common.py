@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import statistics
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -77,3 +79,81 @@ def _cpus() -> int:
     import os
 
     return os.cpu_count() or 0
+
+
+def proc_stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds used) of a live process, from /proc; None if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_pid(connection: Any) -> int | None:
+    """The PostgreSQL postmaster's pid (the parent of this connection's backend), when
+    the server runs on this machine."""
+    backend = int(connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+    stat = proc_stat(backend)
+    return None if stat is None else stat[0]
+
+
+class CpuMeter:
+    """CPU seconds used while it runs, by role, read from /proc twice a second.
+
+    ``roles()`` names the processes to watch (pid -> role); the children of
+    ``postmaster`` (PostgreSQL's backends and workers) count as "postgres". A process
+    counts until its last reading before it exits. Linux only: elsewhere it reports
+    nothing.
+    """
+
+    def __init__(self, roles: Callable[[], dict[int, str]], postmaster: int | None) -> None:
+        self._roles = roles
+        self._postmaster = postmaster
+        self._first: dict[int, float] = {}
+        self._last: dict[int, tuple[str, float]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _watched(self) -> dict[int, str]:
+        watched = dict(self._roles())
+        if self._postmaster is not None:
+            watched[self._postmaster] = "postgres"
+            for entry in Path("/proc").iterdir():
+                if entry.name.isdigit():
+                    stat = proc_stat(int(entry.name))
+                    if stat is not None and stat[0] == self._postmaster:
+                        watched[int(entry.name)] = "postgres"
+        return watched
+
+    def _read(self, first: bool) -> None:
+        for pid, role in self._watched().items():
+            stat = proc_stat(pid)
+            if stat is None:
+                continue
+            if first:
+                self._first[pid] = stat[1]
+            self._last[pid] = (role, stat[1])
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            self._read(first=False)
+
+    def __enter__(self) -> CpuMeter:
+        if Path("/proc/self/stat").exists():
+            self._read(first=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread.is_alive():
+            self._stop.set()
+            self._thread.join()
+            self._read(first=False)
+
+    def seconds(self) -> dict[str, float]:
+        """CPU seconds by role since the meter started."""
+        used: dict[str, float] = {}
+        for pid, (role, total) in self._last.items():
+            used[role] = used.get(role, 0.0) + total - self._first.get(pid, 0.0)
+        return {role: round(value, 1) for role, value in sorted(used.items())}

@@ -5,7 +5,8 @@
 
 Serves a synthetic web from a web-in-a-box subprocess, crawls it breadth-first with
 ``focuscrawl crawl run`` processes against a throw-away embedded PostgreSQL (host delay
-0, as the webbox allows), and prints pages/s, links stored/s and the storage per row.
+0, as the webbox allows), and prints pages/s, links stored/s, the storage per row and
+the CPU seconds each part used (crawlers, classifier, PostgreSQL, web-in-a-box).
 With ``--classify`` the crawl is soft-focused and a ``focuscrawl classify run``
 process runs beside the crawlers, with the Wikispeedia taxonomy (the generated web's
 topics come from it) trained on a 30% sample and subject.Science marked good; the
@@ -26,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import scratch_engine, write_results
+from _common import CpuMeter, scratch_engine, server_pid, write_results
 
 from focuscrawl.seeds import add_seeds
 from focuscrawl.webbox.process import start_server_process
@@ -77,22 +78,34 @@ def run_crawl(
             _prepare_classifier(engine, classify_with)
             classify = [*cli, "--database-url", url, "classify", "run", "--quiet"]
             classifier = subprocess.Popen(classify)
+        crawlers: list[subprocess.Popen[bytes]] = []
+
+        def roles() -> dict[int, str]:
+            watched = {server.pid: "webbox", **{c.pid: "crawler" for c in crawlers}}
+            if classifier is not None:
+                watched[classifier.pid] = "classifier"
+            return watched
+
+        with engine.connect() as connection:
+            postmaster = server_pid(connection)
         start = time.perf_counter()
-        crawlers = [
-            subprocess.Popen([*cli, "--database-url", url, *run, *limits]) for _ in range(processes)
-        ]
-        for crawler in crawlers:
-            crawler.wait()
-        elapsed = time.perf_counter() - start
-        backlog_at_end = 0
-        if classifier is not None:
-            with engine.connect() as connection:
-                backlog_at_end = _backlog(connection)
-                while _backlog(connection):
-                    time.sleep(0.2)
-            classifier.terminate()
-            classifier.wait()
-        end_to_end = time.perf_counter() - start
+        with CpuMeter(roles, postmaster) as meter:
+            crawlers += [
+                subprocess.Popen([*cli, "--database-url", url, *run, *limits])
+                for _ in range(processes)
+            ]
+            for crawler in crawlers:
+                crawler.wait()
+            elapsed = time.perf_counter() - start
+            backlog_at_end = 0
+            if classifier is not None:
+                with engine.connect() as connection:
+                    backlog_at_end = _backlog(connection)
+                    while _backlog(connection):
+                        time.sleep(0.2)
+                classifier.terminate()
+                classifier.wait()
+            end_to_end = time.perf_counter() - start
         server.terminate()
         server.communicate()
         with engine.connect() as connection:
@@ -110,8 +123,11 @@ def run_crawl(
             "end_to_end_seconds": round(end_to_end, 1),
             "end_to_end_pages_per_s": round(fetched / end_to_end, 1),
         }
+    cpu = meter.seconds()
     return {
         **extra,
+        "cpu_seconds": cpu,
+        "cpu_ms_per_page": round(1e3 * sum(cpu.values()) / max(fetched, 1), 2),
         "mode": mode,
         "web_pages": pages,
         "hosts": hosts,
@@ -173,6 +189,9 @@ def main() -> None:
             f"{result['end_to_end_seconds']} s: {result['end_to_end_pages_per_s']} pages/s "
             "end to end"
         )
+    if result["cpu_seconds"]:
+        spent = ", ".join(f"{role} {seconds}" for role, seconds in result["cpu_seconds"].items())
+        print(f"CPU seconds: {spent} ({result['cpu_ms_per_page']} ms a page in all)")
     print(f"wrote {write_results('crawl_classify' if args.classify else 'crawl', result)}")
 
 
