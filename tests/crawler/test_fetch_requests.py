@@ -4,6 +4,7 @@ of a revisit, and no cookies, even to a server that sets them."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
@@ -56,3 +57,49 @@ def test_requests_carry_the_agent_and_etag_and_no_cookies(server: str) -> None:
     assert one["host"] == server.removeprefix("http://")
     assert "if-none-match" not in one and two["if-none-match"] == '"v1"'
     assert "cookie" not in two  # the first response set one
+
+
+class _Trickler(BaseHTTPRequestHandler):
+    """Sends a 2,000-byte body ten bytes at a time, 50 ms apart (10 s in all)."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", "2000")
+        self.end_headers()
+        try:
+            for _ in range(200):
+                self.wfile.write(b"x" * 10)
+                self.wfile.flush()
+                time.sleep(0.05)
+        except OSError:
+            pass  # the client gave up, as it should
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_trickling_body_stops_at_the_total_timeout() -> None:
+    """Each read comes well within the read timeout; the total timeout still ends it."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Trickler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    fetcher = Fetcher(FetchConfig(read_timeout=5.0, total_timeout=1.0))
+    try:
+        began = time.monotonic()
+        result = fetcher.fetch(f"http://127.0.0.1:{httpd.server_address[1]}/slow")
+        took = time.monotonic() - began
+    finally:
+        fetcher.close()
+        httpd.shutdown()
+        httpd.server_close()
+    assert (result.status, result.error, result.body) == (200, "timeout", b"")
+    assert took < 3.0
+
+
+@pytest.mark.parametrize("url", ["ftp://a.example/x", "file:///etc/passwd", "gopher://a.example/"])
+def test_only_http_and_https_are_fetched(url: str) -> None:
+    fetcher = Fetcher(FetchConfig())
+    try:
+        assert fetcher.fetch(url).error == "unsupported_scheme"
+    finally:
+        fetcher.close()
