@@ -4,7 +4,16 @@
 -- acquire_site --
 -- Take the host if nobody has it and its delay has passed. Returns one row: acquired,
 -- and when not, the time it is worth asking again; with robots.txt state when acquired.
-WITH got AS (
+-- In the same statement, release the host the worker fetched from last (as
+-- release_site does; %(release_sid)s NULL releases none): one round trip a page, not two.
+WITH released AS (
+    UPDATE site
+    SET lease_until = NULL,
+        next_fetch_at = now() + make_interval(secs => %(delay)s),
+        pages_taken = pages_taken + %(taken)s
+    WHERE sid = %(release_sid)s
+    RETURNING sid
+), got AS (
     UPDATE site
     SET lease_until = now() + make_interval(secs => %(lease_seconds)s)
     WHERE sid = %(sid)s

@@ -64,8 +64,11 @@ class HostScheduler:
             return None
 
     def done(self, sid: int, delay: float) -> None:
-        """The host's request is over; its next URL may go after ``delay`` seconds."""
+        """The host's request is over; its next URL may go after ``delay`` seconds.
+        Only the first call counts (a worker recovering from a bug may call it again)."""
         with self._cond:
+            if sid not in self._busy:
+                return
             self._busy.discard(sid)
             if self._queues.get(sid):
                 heapq.heappush(self._ready, (time.monotonic() + delay, sid))

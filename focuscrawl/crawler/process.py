@@ -1,7 +1,8 @@
 """One crawler process: a watchdog that claims, workers that fetch, a store that writes.
 
     claim (watchdog) -> per-host queues -> worker: site lease, robots.txt, fetch,
-    parse -> outcome -> store (bulk) ; site released with its delay
+    parse -> outcome -> store (bulk) ; site released with its delay (in the same
+    statement as the worker's next lease)
 
 Any number of processes may run against one database. Stopping (SIGTERM, SIGINT,
 ``--max-pages``, or an empty frontier) finishes the fetches in flight, stores them
@@ -61,6 +62,24 @@ class CrawlStats:
     @property
     def rate(self) -> float:
         return self.fetched / max(time.monotonic() - self.started, 1e-9)
+
+
+@dataclass
+class _Release:
+    """A host a worker has finished with: released with the worker's next acquire."""
+
+    claim: Claim
+    delay: float
+    taken: int = 0
+    #: the claim waits for the host's next turn (robots.txt was fetched first)
+    again: bool = False
+    released: bool = False
+
+    def params(self) -> dict[str, Any]:
+        return {"release_sid": self.claim.sid, "delay": self.delay, "taken": self.taken}
+
+
+_NO_RELEASE = {"release_sid": None, "delay": 0.0, "taken": 0}
 
 
 class _Connections(threading.local):
@@ -157,7 +176,7 @@ class Crawler:
                 claimed = self._claim(min(batch, room))
                 with self._lock:
                     busy = self._in_flight
-                if claimed or queued or busy or not self.store.queue.empty():
+                if claimed or queued or busy or not self.store.idle:
                     idle_since = None
                 else:
                     idle_since = idle_since or now
@@ -236,23 +255,58 @@ class Crawler:
     # -- workers --------------------------------------------------------------------
 
     def _worker(self) -> None:
+        held: _Release | None = None  # the host fetched from last, not yet released
         while not self.stop_event.is_set():
-            claim = self.scheduler.take(TAKE_TIMEOUT)
+            # with a host held, look for the next URL without waiting: if there is none,
+            # release the host at once rather than keep it from the other workers
+            claim = self.scheduler.take(0.0 if held else TAKE_TIMEOUT)
             if claim is None:
+                if held is not None:
+                    self._release(held)
+                    held = None
                 continue
             with self._lock:
                 self._in_flight += 1
+            previous, held = held, None
             try:
-                self._visit(claim)
+                held = self._visit(claim, previous)
             except Exception:  # a bug must not kill the worker: record and go on
                 log.exception("event=visit_failed url=%s", claim.url)
                 self.store.put(Outcome(claim, DocState.FAILED, error="internal"))
+                if previous is not None and not previous.released:
+                    self._release(previous)
                 self.scheduler.done(claim.sid, self.config.host_delay)
             finally:
                 with self._lock:
                     self._in_flight -= 1
+        if held is not None:
+            self._release(held)
         if self._local.connection is not None:
             self._local.connection.close()
+
+    def _release(self, held: _Release) -> None:
+        """Release a host on its own (release_site)."""
+        self._sql("release_site", {"sid": held.claim.sid, **held.params()})
+        self._released(held)
+
+    def _released(self, held: _Release) -> None:
+        held.released = True
+        if held.again:
+            self.scheduler.retry(held.claim, held.delay)
+        else:
+            self.scheduler.done(held.claim.sid, held.delay)
+
+    def _acquire(self, claim: Claim, previous: _Release | None) -> list[tuple[Any, ...]]:
+        """acquire_site for ``claim``'s host, releasing ``previous`` in the same statement."""
+        params = {"sid": claim.sid, "lease_seconds": 120.0}
+        release = previous.params() if previous else _NO_RELEASE
+        rows = self._sql("acquire_site", {**params, **release}, fetch=True)
+        if previous is not None:
+            if rows or not self.stop_event.is_set():  # the statement ran
+                self._released(previous)
+            else:  # given up on stopping (the database is away): release on its own
+                self._release(previous)
+        return rows
 
     def _finish(self, outcome: Outcome) -> None:
         with self._lock:
@@ -266,44 +320,47 @@ class Crawler:
                 self.stats.retried += 1
         self.store.put(outcome)
 
-    def _visit(self, claim: Claim) -> None:
+    def _visit(self, claim: Claim, previous: _Release | None) -> _Release | None:
+        """Fetch one claimed URL. ``previous``, the host this worker fetched from last, is
+        released here; the host of this visit is returned for the worker to release with
+        its next acquire (None when there is nothing to release)."""
         reason = None if claim.revisit else self._guard(claim)
         if reason is not None:
+            if previous is not None:
+                self._release(previous)
             self._finish(Outcome(claim, DocState.EXCLUDED, error=reason))
             self.scheduler.done(claim.sid, 0.0)
-            return
-        rows = self._sql("acquire_site", {"sid": claim.sid, "lease_seconds": 120.0}, fetch=True)
+            return None
+        rows = self._acquire(claim, previous)
         if not rows or not rows[0][0]:
             wait = float(rows[0][6]) if rows else OUTAGE_RETRY_S
             self.scheduler.retry(claim, wait)
-            return
+            return None
         _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
-        delay, taken, again = max(self.config.host_delay, crawl_delay or 0.0), 0, False
+        held = _Release(claim, max(self.config.host_delay, crawl_delay or 0.0))
         try:
             if pages_taken >= self.config.max_pages_per_site:
                 self._finish(Outcome(claim, DocState.EXCLUDED, error="site_limit"))
             elif robots_stale:
                 # robots.txt is a request too: the page waits for the host's next turn
                 _, crawl_delay, ok = self._fetch_robots(claim)
-                delay = max(self.config.host_delay, crawl_delay or 0.0)
+                held.delay = max(self.config.host_delay, crawl_delay or 0.0)
                 if ok:
-                    again = True
+                    held.again = True
                 else:
                     self._finish(self._retry_or_fail(claim, "robots_unavailable", None))
             elif not self.robots.allowed(claim.sid, robots_txt, claim.url):
                 self._finish(Outcome(claim, DocState.EXCLUDED, error="robots"))
             else:
                 result = self.fetcher.fetch(claim.url, claim.etag)
-                taken = 1
+                held.taken = 1
                 if result.retry_after is not None:
-                    delay = max(delay, result.retry_after)
+                    held.delay = max(held.delay, result.retry_after)
                 self._finish(self._outcome(claim, result))
-        finally:
-            self._sql("release_site", {"sid": claim.sid, "delay": delay, "taken": taken})
-            if again:
-                self.scheduler.retry(claim, delay)
-            else:
-                self.scheduler.done(claim.sid, delay)
+        except BaseException:
+            self._release(held)
+            raise
+        return held
 
     def _guard(self, claim: Claim) -> str | None:
         """Why a URL must not be fetched at all (spider traps, private addresses), or None."""

@@ -9,9 +9,8 @@ retries; nothing already fetched is lost while the database restarts.
 from __future__ import annotations
 
 import io
-import queue
 import threading
-import time
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -110,7 +109,10 @@ def _link_lines(batch: Iterable[Outcome]) -> io.StringIO:
 class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.queue: queue.Queue[Outcome] = queue.Queue()
+        # Workers append outcomes and wake the store thread only when a batch is full:
+        # a condition variable per page (queue.Queue) cost the workers a wake-up each.
+        self._pending: deque[Outcome] = deque()
+        self._full = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="store", daemon=True)
         self._connection: Any = None
@@ -124,34 +126,38 @@ class Store:
     def put(self, outcome: Outcome) -> None:
         with self._taken_lock:
             self._taken += 1
-        self.queue.put(outcome)
+        self._pending.append(outcome)
+        if len(self._pending) >= BATCH:
+            self._full.set()
 
     @property
     def unwritten(self) -> int:
         """Outcomes handed to the store and not yet committed."""
         return self._taken - self.stored
 
+    @property
+    def idle(self) -> bool:
+        """Nothing is waiting to be written."""
+        return not self._pending
+
     def close(self) -> None:
         """Store everything queued, then stop."""
         self._stop.set()
+        self._full.set()
         if self._thread.is_alive():
             self._thread.join()
         if self._connection is not None:
             self._connection.close()
 
     def _run(self) -> None:
-        pending: list[Outcome] = []
         while True:
-            deadline = time.monotonic() + FLUSH_SECONDS
-            while len(pending) < BATCH:
-                try:
-                    pending.append(self.queue.get(timeout=max(0.0, deadline - time.monotonic())))
-                except queue.Empty:
-                    break
-            if pending:
-                self._write_until_done(pending)
-                pending = []
-            elif self._stop.is_set() and self.queue.empty():
+            self._full.wait(FLUSH_SECONDS)
+            self._full.clear()
+            stopping = self._stop.is_set()
+            while self._pending:
+                batch = [self._pending.popleft() for _ in range(min(BATCH, len(self._pending)))]
+                self._write_until_done(batch)
+            if stopping:
                 return
 
     def _write_until_done(self, batch: list[Outcome]) -> None:
