@@ -1,11 +1,14 @@
 """Link ingest: rows/s through the crawler's store (COPY to staging, then set-based INSERTs).
 
-    python bench/ingest.py [--pages 20000] [--links 25] [--batch 500]
+    python bench/ingest.py [--pages 20000] [--links 25] [--batch 500] [--stores 1 2]
 
 Feeds the store outcomes as a crawl would: each page fetched with ``--links`` out-links
 to URLs on 1,000 hosts, a third of them already known (so deduplication works), in
-batches of ``--batch`` pages. Prints link rows/s (links offered per second of store
-time) and bytes per link row. Writes bench/results/ingest.json.
+batches of ``--batch`` pages. Each count of ``--stores`` runs in a database of its own:
+1 is one crawler process's store; 2 is two crawler processes storing at once (threads
+here, each with its own ``Store`` and connection), as in a crawl with two processes.
+Prints link rows/s (links offered per second of wall time while storing) and bytes per
+link row. Writes bench/results/ingest.json.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -26,58 +31,91 @@ from focuscrawl.seeds import add_seeds
 from focuscrawl.urls import oid_of
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pages", type=int, default=20_000)
-    parser.add_argument("--links", type=int, default=25)
-    parser.add_argument("--batch", type=int, default=500)
-    args = parser.parse_args()
+def _batches(urls: list[str], sids: dict[str, int], links: int, size: int) -> list[list[Outcome]]:
     rng = random.Random(1)
+    batches = []
+    for start in range(0, len(urls), size):
+        batch = []
+        for url in urls[start : start + size]:
+            claim = Claim(oid_of(url), url, sids[url], 0, 0)
+            out: list[tuple[str, str | None]] = []
+            for n in range(links):
+                known = rng.random() < 1 / 3
+                target = (
+                    rng.choice(urls)
+                    if known
+                    else f"http://h{rng.randrange(1000)}.example/new/{start}-{n}-{rng.random()}"
+                )
+                out.append((target, f"anchor {n}"))
+            page = Outcome(claim, DocState.FETCHED, 200, content_type="text/html", title="t")
+            page.text, page.links = "some words " * 100, out
+            batch.append(page)
+        batches.append(batch)
+    return batches
+
+
+def _ingest(args: argparse.Namespace, stores: int) -> dict[str, Any]:
     urls = [f"http://h{i % 1000}.example/page/{i}" for i in range(args.pages)]
     with scratch_engine() as engine:
         with engine.begin() as connection:
             add_seeds(connection, urls)
             sids = dict(connection.exec_driver_sql("SELECT url, sid FROM doc").all())
-        store = Store(engine)
-        seconds = 0.0
-        offered = 0
-        for start in range(0, args.pages, args.batch):
-            batch = []
-            for url in urls[start : start + args.batch]:
-                claim = Claim(oid_of(url), url, sids[url], 0, 0)
-                links: list[tuple[str, str | None]] = []
-                for n in range(args.links):
-                    known = rng.random() < 1 / 3
-                    target = (
-                        rng.choice(urls)
-                        if known
-                        else f"http://h{rng.randrange(1000)}.example/new/{start}-{n}-{rng.random()}"
-                    )
-                    links.append((target, f"anchor {n}"))
-                offered += len(links)
-                page = Outcome(claim, DocState.FETCHED, 200, content_type="text/html", title="t")
-                page.text, page.links = "some words " * 100, links
-                batch.append(page)
-            began = time.perf_counter()
-            store.write(batch)
-            seconds += time.perf_counter() - began
-        store.close()
+        batches = _batches(urls, sids, args.links, args.batch)
+        failures: list[BaseException] = []
+
+        def write(share: list[list[Outcome]]) -> None:
+            store = Store(engine)
+            try:
+                for batch in share:
+                    store.write(batch)
+            except BaseException as exc:  # reported below, not lost in the thread
+                failures.append(exc)
+            finally:
+                store.close()
+
+        threads = [
+            threading.Thread(target=write, args=(batches[i::stores],)) for i in range(stores)
+        ]
+        began = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        seconds = time.perf_counter() - began
+        if failures:
+            raise failures[0]
         with engine.connect() as connection:
             links_stored, link_bytes = connection.exec_driver_sql(
                 "SELECT count(*), pg_total_relation_size('link') FROM link"
             ).one()
-    result = {
-        "pages": args.pages,
+    offered = args.pages * args.links
+    return {
+        "stores": stores,
         "links_offered": offered,
         "links_stored": links_stored,
         "store_seconds": round(seconds, 2),
         "link_rows_per_s": round(offered / seconds),
         "bytes_per_link_row": round(link_bytes / links_stored, 1),
     }
-    rate, size = result["link_rows_per_s"], result["bytes_per_link_row"]
-    print(f"{offered:,} links from {args.pages:,} pages in {seconds:.1f} s of store time:")
-    print(f"  {rate:,} link rows/s, with their new doc rows and sites")
-    print(f"{links_stored:,} link rows, {size} bytes per row with its index")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=20_000)
+    parser.add_argument("--links", type=int, default=25)
+    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--stores", type=int, nargs="+", default=[1, 2])
+    args = parser.parse_args()
+    runs = [_ingest(args, stores) for stores in args.stores]
+    for run in runs:
+        print(
+            f"{run['stores']} store(s): {run['links_offered']:,} links from {args.pages:,} pages "
+            f"in {run['store_seconds']:.1f} s: {run['link_rows_per_s']:,} link rows/s, "
+            "with their new doc rows and sites"
+        )
+    stored, size = runs[0]["links_stored"], runs[0]["bytes_per_link_row"]
+    print(f"{stored:,} link rows, {size} bytes per row with its index")
+    result = {"pages": args.pages, "links_per_page": args.links, "batch": args.batch, "runs": runs}
     print(f"wrote {write_results('ingest', result)}")
 
 
