@@ -36,12 +36,14 @@ WHERE d.oid IN (
 
 -- write_scores --
 -- Relevance and best leaf of scored pages. A page without text (a redirect, a PDF)
--- keeps its estimate and no category (cid NULL).
+-- keeps its estimate and no category (cid NULL). Returns what each page now passes on
+-- to its out-links (the parents of pass_relevance).
 UPDATE doc AS d
 SET relevance = coalesce(s.relevance, d.relevance), cid = s.cid, model_id = %(model_id)s
 FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(cids)s::smallint[])
      AS s(oid, relevance, cid)
-WHERE d.oid = s.oid;
+WHERE d.oid = s.oid
+RETURNING d.oid, d.relevance, d.cid;
 
 -- write_node_scores --
 -- log Pr[c|d] of every node, in the model's node order, for rescoring without the text.
@@ -51,24 +53,27 @@ FROM unnest(%(oids)s::bigint[], %(logps)s::text[]) AS s(oid, logp)
 ON CONFLICT (oid) DO UPDATE SET model_id = EXCLUDED.model_id, logp = EXCLUDED.logp;
 
 -- pass_relevance --
--- Hand the scored pages' relevance to their unvisited out-links. Soft focus: a URL's
--- estimate is the highest relevance among its scored parents (the first scored parent
--- replaces the crawler's provisional estimate, model_id NULL). Hard focus: held URLs
--- are released when some parent's best leaf lies below a good node (a page without
--- text passes its own release on). Seeds keep their rank. A URL whose estimate would
--- not change (already from this model, at least as high, nothing to release) is left
--- alone: most links lead to URLs that other pages link to, and an update costs a new
--- row version and an entry in every index. The rows are locked in oid order first, as
--- the distiller's boost does, so the two do not deadlock.
+-- Hand the scored pages' relevance to their unvisited out-links. The parents come as
+-- arrays (what write_scores returned), so that no scan of doc finds them again. Soft
+-- focus: a URL's estimate is the highest relevance among its scored parents (the first
+-- scored parent replaces the crawler's provisional estimate, model_id NULL). Hard
+-- focus: held URLs are released when some parent's best leaf lies below a good node (a
+-- page without text passes its own release on). Seeds keep their rank. A URL whose
+-- estimate would not change (already from this model, at least as high, nothing to
+-- release) is left alone: most links lead to URLs that other pages link to, and an
+-- update costs a new row version and an entry in every index. The rows are locked in
+-- oid order first, as the distiller's boost does, so the two do not deadlock; the
+-- update then reads only the locked rows, by key.
 WITH estimate AS (
     SELECT l.oid_dst AS oid, max(p.relevance) AS relevance,
            bool_or(p.cid IS NULL OR p.cid = ANY(%(good_leaves)s::smallint[])) AS release
     FROM link AS l
-    JOIN doc AS p ON p.oid = l.oid_src
-    WHERE l.oid_src = ANY(%(oids)s::bigint[])
+    JOIN unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(cids)s::smallint[])
+         AS p(oid, relevance, cid) ON p.oid = l.oid_src
+    WHERE l.oid_src = ANY(%(oids)s::bigint[])  -- read off link_src, not a scan of link
     GROUP BY l.oid_dst
 ), locked AS (
-    SELECT d.oid FROM doc AS d
+    SELECT d.oid, e.relevance, e.release FROM doc AS d
     JOIN estimate AS e ON e.oid = d.oid
     WHERE d.state IN (0, 4) AND d.priority > -32768
       AND (d.model_id IS DISTINCT FROM %(model_id)s OR e.relevance > d.relevance
@@ -77,14 +82,14 @@ WITH estimate AS (
     FOR UPDATE OF d
 )
 UPDATE doc AS d
-SET relevance = CASE WHEN d.model_id IS NULL THEN e.relevance
-                     ELSE greatest(d.relevance, e.relevance) END,
+SET relevance = CASE WHEN d.model_id IS NULL THEN k.relevance
+                     ELSE greatest(d.relevance, k.relevance) END,
     model_id = %(model_id)s,
-    state = CASE WHEN d.state = 4 AND e.release THEN 0 ELSE d.state END
-FROM estimate AS e JOIN locked AS k ON k.oid = e.oid
-WHERE d.oid = e.oid AND d.state IN (0, 4) AND d.priority > -32768
-  AND (d.model_id IS DISTINCT FROM %(model_id)s OR e.relevance > d.relevance
-       OR (d.state = 4 AND e.release));
+    state = CASE WHEN d.state = 4 AND k.release THEN 0 ELSE d.state END
+FROM locked AS k
+WHERE d.oid = k.oid AND d.state IN (0, 4) AND d.priority > -32768
+  AND (d.model_id IS DISTINCT FROM %(model_id)s OR k.relevance > d.relevance
+       OR (d.state = 4 AND k.release));
 
 -- rescore_docs --
 -- After good marks change: recompute log R(d) of every page scored by this model from

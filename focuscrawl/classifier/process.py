@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy.engine import Connection, Engine
 
-from focuscrawl.classifier.store import StoredModel, latest_model
+from focuscrawl.classifier.store import StoredModel, latest_model, write_scores
 from focuscrawl.classifier.tokens import document_text
 from focuscrawl.database import execute, retry_until_done
 from focuscrawl.errors import TaxonomyError
@@ -140,13 +140,7 @@ class Classifier:
                         "logps": node_scores_text(scores.logp),
                     },
                 )
-            params = {"model_id": stored.model_id, "oids": oids}
-            execute(
-                connection,
-                queries["write_scores"],
-                {**params, "relevances": relevances, "cids": cids},
-            )
-            execute(connection, queries["pass_relevance"], {**params, "good_leaves": good_leaves})
+            write_scores(connection, stored.model_id, oids, relevances, cids, good_leaves)
         self.stats.scored += len(rows)
         self.stats.batches += 1
         if self.on_batch is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,7 +22,14 @@ from focuscrawl.errors import TaxonomyError
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import Tree, load_tree
 
-__all__ = ["StoredModel", "latest_model", "save_model", "train_model", "training_documents"]
+__all__ = [
+    "StoredModel",
+    "latest_model",
+    "save_model",
+    "train_model",
+    "training_documents",
+    "write_scores",
+]
 
 
 @dataclass
@@ -111,3 +119,25 @@ def latest_model(connectable: Engine | Connection) -> StoredModel:
 
 def scored_models(connection: Connection) -> list[StoredModel]:
     return [_stored(row) for row in execute(connection, queries["scored_models"])]
+
+
+def write_scores(
+    connection: Connection,
+    model_id: int,
+    oids: Sequence[int],
+    relevances: Sequence[float | None],
+    cids: Sequence[int | None],
+    good_leaves: Sequence[int],
+) -> None:
+    """Store scored pages' relevance and best leaf (None: no text, the page keeps its
+    estimate), then pass relevance on to their unvisited out-links (sql/classify.sql)."""
+    params = {"model_id": model_id, "oids": oids, "relevances": relevances, "cids": cids}
+    parents = execute(connection, queries["write_scores"], params).all()
+    passed = {
+        "model_id": model_id,
+        "oids": [row.oid for row in parents],
+        "relevances": [row.relevance for row in parents],
+        "cids": [row.cid for row in parents],
+        "good_leaves": good_leaves,
+    }
+    execute(connection, queries["pass_relevance"], passed)

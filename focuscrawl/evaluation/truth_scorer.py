@@ -8,6 +8,7 @@ from __future__ import annotations
 from sqlalchemy.engine import Engine
 
 from focuscrawl.classifier.process import BATCH, Classifier, good_sets
+from focuscrawl.classifier.store import write_scores
 from focuscrawl.database import execute
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import load_tree
@@ -46,13 +47,8 @@ class TruthScorer(Classifier):
             cids = [
                 tree.find(self.labels[r.url][0]) if r.url in self.labels else None for r in rows
             ]
+            write_scores(connection, model_id, oids, relevances, cids, good_leaves)
             params = {"model_id": model_id, "oids": oids}
-            execute(
-                connection,
-                queries["write_scores"],
-                {**params, "relevances": relevances, "cids": cids},
-            )
-            execute(connection, queries["pass_relevance"], {**params, "good_leaves": good_leaves})
             if self.oracle:
                 execute(
                     connection, queries["oracle_links"], {**params, "relevant": self.relevant_list}
