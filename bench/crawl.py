@@ -1,7 +1,7 @@
 """Sustained crawl rate end to end: claim, fetch, parse, store, on a generated web.
 
     python bench/crawl.py [--pages 100000] [--hosts 2000] [--fetch 30000] [--threads 32]
-                          [--processes 1] [--classify [--corpus-home DIR]]
+                          [--processes 1] [--classify [--corpus-home DIR] [--max-backlog N]]
 
 Serves a synthetic web from a web-in-a-box subprocess, crawls it breadth-first with
 ``focuscrawl crawl run`` processes against a throw-away embedded PostgreSQL (host delay
@@ -51,11 +51,12 @@ def run_crawl(
     threads: int,
     processes: int,
     classify_with: Path | None = None,
+    max_backlog: int | None = None,
 ) -> dict[str, Any]:
     """Crawl ``fetch`` pages of a synthetic web with focuscrawl; return the measurements.
 
     ``classify_with``: a focuscrawl home holding the wikispeedia corpus; crawl soft with
-    a classifier process running.
+    a classifier process running; ``max_backlog``: the crawlers' ``--max-backlog``.
     """
     web = SyntheticCorpus(SyntheticParams(pages=pages, hosts=hosts, seed=1))
     with (
@@ -73,6 +74,8 @@ def run_crawl(
         mode = "soft" if classify_with else "bfs"
         run = ["crawl", "run", "--mode", mode, "--proxy", proxy, "--host-delay", "0", "--quiet"]
         limits = ["--threads", str(threads), "--max-pages", str(fetch // processes)]
+        if max_backlog is not None:
+            limits += ["--max-backlog", str(max_backlog)]
         classifier = None
         if classify_with is not None:
             _prepare_classifier(engine, classify_with)
@@ -133,6 +136,7 @@ def run_crawl(
         "hosts": hosts,
         "processes": processes,
         "threads": threads,
+        "max_backlog": max_backlog,
         "fetched": fetched,
         "seconds": round(elapsed, 1),
         "pages_per_s": round(fetched / elapsed, 1),
@@ -162,6 +166,12 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--classify", action="store_true", help="soft focus, classifier running")
     parser.add_argument(
+        "--max-backlog",
+        type=int,
+        default=None,
+        help="with --classify: crawlers wait while this many pages wait for the classifier",
+    )
+    parser.add_argument(
         "--corpus-home",
         default=os.environ.get("FOCUSCRAWL_HOME", "~/.local/share/focuscrawl"),
         help="a focuscrawl home with the wikispeedia corpus (for --classify)",
@@ -169,7 +179,13 @@ def main() -> None:
     args = parser.parse_args()
     classify_with = Path(args.corpus_home).expanduser() if args.classify else None
     result = run_crawl(
-        args.pages, args.hosts, args.fetch, args.threads, args.processes, classify_with
+        args.pages,
+        args.hosts,
+        args.fetch,
+        args.threads,
+        args.processes,
+        classify_with,
+        args.max_backlog if args.classify else None,
     )
     fetched, docs, links = result["fetched"], result["doc_rows"], result["link_rows"]
     elapsed = result["seconds"]
