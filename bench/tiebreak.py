@@ -34,7 +34,7 @@ from focuscrawl.classifier import Classifier, train_model
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
-from focuscrawl.queries import _default
+from focuscrawl.queries import queries, replaced
 from focuscrawl.seeds import add_seeds
 from focuscrawl.taxonomy import set_good
 from focuscrawl.taxonomy_import import from_corpus, store_import
@@ -58,15 +58,14 @@ def crawl_once(
         truth.setdefault(url, []).append(category)
     relevant = sorted(u for u, cs in truth.items() if any(c.startswith(topic) for c in cs))
     seeds = random.Random(seed).sample(relevant, 10)
-    statements = _default()._statements  # this process only
-    shipped = statements["claim_batch"]
+    claim = queries["claim_batch"]
     if variant in VARIANTS:
-        assert ORDER in shipped, "claim_batch changed: update this benchmark"
-        statements["claim_batch"] = shipped.replace(ORDER, VARIANTS[variant])
+        assert ORDER in claim, "claim_batch changed: update this benchmark"
+        claim = claim.replace(ORDER, VARIANTS[variant])
     server, proxy = start_server_process(home, "wikispeedia", "--no-faults")
     started = time.perf_counter()
     try:
-        with scratch_engine() as engine:
+        with replaced("claim_batch", claim), scratch_engine() as engine:
             store_import(engine, from_corpus(directory, 0.3, seed=1))
             set_good(engine, [topic], True)
             train_model(engine)
@@ -98,7 +97,6 @@ def crawl_once(
                 ).scalars()
                 first = list(urls)
     finally:
-        statements["claim_batch"] = shipped
         server.terminate()
         server.communicate()
     hits = sum(any(c.startswith(topic) for c in truth.get(u, [])) for u in first)

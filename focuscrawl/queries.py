@@ -8,19 +8,22 @@ Files under ``sql/monitor/`` are named ``monitor/<name>``.
 
 ``prepared`` turns a statement into a server-side prepared one, for the few a
 crawler runs for every page: PostgreSQL then plans it once per connection.
+``replaced`` swaps one statement for another within this process, for experiments
+(``bench/tiebreak.py`` measures other claim orders with it).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from focuscrawl.resources import resource_dir
 
-__all__ = ["Prepared", "Queries", "load_queries", "prepared", "queries"]
+__all__ = ["Prepared", "Queries", "load_queries", "prepared", "queries", "replaced"]
 
 _HEADER = re.compile(r"^-- ([a-z0-9_]+) --$", re.MULTILINE)
 _PARAMETER = re.compile(r"%\((\w+)\)s")
@@ -92,6 +95,20 @@ class _LazyQueries(Mapping[str, str]):
 
 
 queries: Mapping[str, str] = _LazyQueries()
+
+
+@contextmanager
+def replaced(name: str, sql: str) -> Iterator[None]:
+    """Within the block, ``queries[name]`` is ``sql`` (in this process only)."""
+    statements = _default()._statements
+    if name not in statements:
+        raise KeyError(f"no SQL statement named {name!r} in sql/")
+    shipped = statements[name]
+    statements[name] = sql
+    try:
+        yield
+    finally:
+        statements[name] = shipped
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.queries import load_queries, prepared, queries
+from focuscrawl.queries import load_queries, prepared, queries, replaced
 
 
 def test_named_blocks_are_parsed_with_subdirectory_prefixes(tmp_path: Path) -> None:
@@ -39,3 +39,13 @@ def test_prepared_numbers_parameters_in_order_of_first_use() -> None:
     assert form.prepare == "PREPARE fc_x AS\n-- doc\nSELECT $1 + $2, $1, '50%' FROM t"
     assert form.execute == "EXECUTE fc_x (%(b)s, %(a)s)"
     assert prepared("y", {"y": "SELECT 1"}).execute == "EXECUTE fc_y"
+
+
+def test_replaced_swaps_a_statement_for_the_block_only() -> None:
+    shipped = queries["frontier_size"]
+    with pytest.raises(RuntimeError), replaced("frontier_size", "SELECT 1;\n"):
+        assert queries["frontier_size"] == "SELECT 1;\n"
+        raise RuntimeError("the block failed")
+    assert queries["frontier_size"] == shipped
+    with pytest.raises(KeyError, match="no SQL statement named 'no_such'"), replaced("no_such", ""):
+        pass
