@@ -3,9 +3,10 @@
     python bench/checkout.py [--rows 1000000] [--claims 1000] [--batch 64]
 
 Builds the frontier in a throw-away embedded PostgreSQL (or --database-url), then
-runs the crawler's claim statement (sql/frontier.sql: claim_batch), one transaction
-per claim as a crawler does, and prints the latency distribution, the plan's node
-types and the bytes per frontier row. Writes bench/results/checkout.json.
+runs the crawler's claim statement (sql/frontier.sql: claim_batch), each claim a
+statement of its own (autocommit) as a crawler runs it, and prints the latency
+distribution, the plan's node types and the bytes per frontier row. Writes
+bench/results/checkout.json.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg2
 from sqlalchemy.engine import Engine
@@ -49,6 +51,14 @@ def _plan_nodes(plan: dict) -> list[str]:  # type: ignore[type-arg]
     return names
 
 
+def _crawler_connection(dsn: str) -> Any:
+    """A connection as a crawler's watchdog has one: each claim is a statement of its own
+    (autocommit), one round trip, as pgbench sends it (not BEGIN, claim, COMMIT)."""
+    connection = psycopg2.connect(dsn)
+    connection.autocommit = True
+    return connection
+
+
 def _vacuum(engine: Engine) -> None:
     with engine.connect() as connection:
         connection.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("VACUUM doc")
@@ -75,14 +85,13 @@ def _compare_with_pgbench(engine: Engine, batch: int, seconds: float) -> dict[st
     claimed = [0, 0]
 
     def client(index: int) -> None:
-        connection = psycopg2.connect(dsn)
+        connection = _crawler_connection(dsn)
         cursor = connection.cursor()
         sql = queries["claim_batch"]
         deadline = time.perf_counter() + seconds
         while time.perf_counter() < deadline:
             cursor.execute(sql, {"batch": batch, "lease_seconds": 300})
             claimed[index] += len(cursor.fetchall())
-            connection.commit()
         connection.close()
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(2)]
@@ -130,7 +139,7 @@ def main() -> None:
         nodes = _plan_nodes(plan[0]["Plan"])
 
         samples: list[float] = []
-        raw = engine.raw_connection()
+        raw = _crawler_connection(engine_dsn(engine))
         try:
             cursor = raw.cursor()
             sql = queries["claim_batch"]
@@ -138,7 +147,6 @@ def main() -> None:
                 with Timer() as t:
                     cursor.execute(sql, {"batch": args.batch, "lease_seconds": 300})
                     claimed = cursor.fetchall()
-                    raw.commit()
                 assert len(claimed) == args.batch, "frontier ran dry: use more --rows"
                 samples.append(t.seconds)
         finally:
