@@ -76,8 +76,6 @@ def write_results(name: str, results: dict[str, Any]) -> Path:
 
 
 def _cpus() -> int:
-    import os
-
     return os.cpu_count() or 0
 
 

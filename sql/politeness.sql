@@ -12,7 +12,6 @@ WITH released AS (
         next_fetch_at = now() + make_interval(secs => %(delay)s),
         pages_taken = pages_taken + %(taken)s
     WHERE sid = %(release_sid)s
-    RETURNING sid
 ), got AS (
     UPDATE site
     SET lease_until = now() + make_interval(secs => %(lease_seconds)s)

@@ -107,7 +107,8 @@ class Crawler:
 
     def _sql(self, name: str, params: dict[str, Any], fetch: bool = False) -> list[tuple[Any, ...]]:
         """Run a named statement on this thread's connection, waiting out a database
-        outage. Claims give up, returning nothing, when the crawler is stopping."""
+        outage. Claims, and a lease that releases no host, give up, returning nothing,
+        when the crawler is stopping; everything else runs once the database is back."""
 
         def run() -> list[tuple[Any, ...]]:
             if self._local.connection is None:
@@ -126,7 +127,9 @@ class Crawler:
             close_quietly(self._local.connection)
             self._local.connection = None
 
-        claims = name.startswith("claim_batch") or name == "acquire_site"
+        claims = name.startswith("claim_batch") or (
+            name == "acquire_site" and params["release_sid"] is None
+        )
         stop = self.stop_event if claims else None
         rows = retry_until_done(run, name, stop=stop, on_lost=lost)
         return [] if rows is None else rows
@@ -297,15 +300,13 @@ class Crawler:
             self.scheduler.done(held.claim.sid, held.delay)
 
     def _acquire(self, claim: Claim, previous: _Release | None) -> list[tuple[Any, ...]]:
-        """acquire_site for ``claim``'s host, releasing ``previous`` in the same statement."""
+        """acquire_site for ``claim``'s host, releasing ``previous`` in the same statement
+        (which, since it releases a host, runs even when the crawler is stopping)."""
         params = {"sid": claim.sid, "lease_seconds": 120.0}
         release = previous.params() if previous else _NO_RELEASE
         rows = self._sql("acquire_site", {**params, **release}, fetch=True)
         if previous is not None:
-            if rows or not self.stop_event.is_set():  # the statement ran
-                self._released(previous)
-            else:  # given up on stopping (the database is away): release on its own
-                self._release(previous)
+            self._released(previous)
         return rows
 
     def _finish(self, outcome: Outcome) -> None:
