@@ -113,7 +113,7 @@ def _link_parents(engine: sa.Engine, per_page: int) -> list[int]:
         )
 
 
-def test_pass_relevance_reads_links_and_urls_by_key(engine: sa.Engine) -> None:
+def test_pass_relevance_reads_links_off_link_src(engine: sa.Engine) -> None:
     """A classifier batch reads its pages' out-links off link_src: a scan of link would
     cost the whole table for every batch (one variant of the statement hashed all of it)."""
     _fill_frontier(engine, FRONTIER_ROWS)
