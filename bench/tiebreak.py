@@ -34,6 +34,7 @@ from focuscrawl.classifier import Classifier, train_model
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
+from focuscrawl.database import ensure_branch
 from focuscrawl.queries import queries, replaced
 from focuscrawl.seeds import add_seeds
 from focuscrawl.taxonomy import set_good
@@ -66,6 +67,7 @@ def crawl_once(
     started = time.perf_counter()
     try:
         with replaced("claim_batch", claim), scratch_engine() as engine:
+            ensure_branch(engine, "baselines")  # found_seq, for the discovery order; all alike
             store_import(engine, from_corpus(directory, 0.3, seed=1))
             set_good(engine, [topic], True)
             train_model(engine)

@@ -7,6 +7,7 @@ The one place that turns settings into an engine: the configured
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -28,12 +29,17 @@ from focuscrawl.resources import resource_dir
 from focuscrawl.settings import Settings
 
 __all__ = [
+    "MAIN",
+    "OPTIONAL_BRANCHES",
     "alembic_config",
+    "applied_revisions",
     "close_quietly",
+    "current_heads",
     "current_revision",
     "database_url",
     "downgrade",
     "engine_dsn",
+    "ensure_branch",
     "ensure_schema",
     "execute",
     "head_revision",
@@ -48,6 +54,12 @@ __all__ = [
     "unreachable",
     "upgrade",
 ]
+
+#: The main line of migrations, which every database takes.
+MAIN = "main@head"
+#: Migration branches a database takes only when a feature needs them: ``baselines``
+#: holds the frontier indexes of the bfs and unfocused crawl orders.
+OPTIONAL_BRANCHES = ("baselines",)
 
 # Serialises automatic upgrades between processes that start at the same time.
 _MIGRATION_LOCK_KEY = 0x66C0_0001
@@ -90,14 +102,65 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
+@functools.cache
+def _scripts() -> ScriptDirectory:
+    """The migrations that ship with the package (read once per process)."""
+    return ScriptDirectory.from_config(alembic_config())
+
+
 def head_revision() -> str:
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    assert head is not None, "the migrations directory has no revisions"
-    return head
+    """The newest revision of the main line (what every command needs)."""
+    script = _scripts().get_revision(MAIN)
+    assert script is not None, "the migrations directory has no revisions"
+    return script.revision
+
+
+def current_heads(connection: Connection) -> tuple[str, ...]:
+    """The revisions stamped in the database: the newest of each line it has taken."""
+    return tuple(MigrationContext.configure(connection).get_current_heads())
+
+
+def applied_revisions(heads: tuple[str, ...]) -> set[str]:
+    """Every revision that the stamped ``heads`` stand for: themselves, their ancestors
+    and what they depend on (heads this version does not know stand for nothing)."""
+    scripts = _scripts()
+    revisions = {script.revision for script in scripts.walk_revisions()}
+    known = tuple(head for head in heads if head in revisions)
+    if not known:
+        return set()
+    return {script.revision for script in scripts.iterate_revisions(known, "base")}
+
+
+def _own_revisions(label: str) -> set[str]:
+    """The revisions of an optional branch that are not on the main line."""
+    scripts = _scripts()
+    branch = {script.revision for script in scripts.iterate_revisions(f"{label}@head", "base")}
+    return branch - {script.revision for script in scripts.iterate_revisions(MAIN, "base")}
+
+
+def _branch_head(label: str) -> str:
+    script = _scripts().get_revision(f"{label}@head")
+    assert script is not None, f"the migrations have no branch {label}"
+    return script.revision
 
 
 def current_revision(connection: Connection) -> str | None:
-    return MigrationContext.configure(connection).get_current_revision()
+    """The main line's revision the database is at, with the optional branches it has
+    taken (``0006 + baselines``); None before the first migration."""
+    heads = current_heads(connection)
+    if not heads:
+        return None
+    known = {script.revision for script in _scripts().walk_revisions()}
+    unknown = [head for head in heads if head not in known]
+    if unknown:
+        return ", ".join(unknown)
+    applied = applied_revisions(heads)
+    main = [s.revision for s in _scripts().iterate_revisions(MAIN, "base") if s.revision in applied]
+    names = [main[0]] if main else []
+    for label in OPTIONAL_BRANCHES:
+        if _own_revisions(label) & applied:
+            names.append(label)
+    return " + ".join(names)
 
 
 def _with_lock(engine: Engine, action: str, revision: str) -> None:
@@ -118,7 +181,7 @@ def _with_lock(engine: Engine, action: str, revision: str) -> None:
         ) from exc
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
+def upgrade(engine: Engine, revision: str = MAIN) -> None:
     _with_lock(engine, "upgrade", revision)
 
 
@@ -127,22 +190,43 @@ def downgrade(engine: Engine, revision: str) -> None:
 
 
 def ensure_schema(engine: Engine) -> None:
-    """Upgrade to head when the schema is behind; refuse a schema from a newer version."""
-    head = head_revision()
+    """Upgrade the main line, and any optional branch the database has taken, to their
+    newest revisions; refuse a schema from a newer version of focuscrawl."""
     try:
         with engine.connect() as connection:
-            current = current_revision(connection)
+            heads = current_heads(connection)
     except sa.exc.OperationalError as exc:
         raise unreachable(exc) from exc
-    if current == head:
-        return
-    known = {rev.revision for rev in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
-    if current is not None and current not in known:
+    known = {script.revision for script in _scripts().walk_revisions()}
+    unknown = [head for head in heads if head not in known]
+    if unknown:
         raise SchemaError(
-            f"the database is at schema revision {current}, which this version of focuscrawl "
-            "does not know; upgrade focuscrawl"
+            f"the database is at schema revision {', '.join(unknown)}, which this version of "
+            "focuscrawl does not know; upgrade focuscrawl"
         )
-    upgrade(engine)
+    applied = applied_revisions(heads)
+    if head_revision() not in applied:
+        upgrade(engine)
+    for label in OPTIONAL_BRANCHES:
+        if _own_revisions(label) & applied and _branch_head(label) not in applied:
+            upgrade(engine, f"{label}@head")
+
+
+def ensure_branch(engine: Engine, label: str) -> bool:
+    """Apply the optional migration branch ``label`` unless the database has it; true
+    when it was applied now."""
+    if label not in OPTIONAL_BRANCHES:
+        raise SchemaError(f"no optional schema branch {label!r}: one of {OPTIONAL_BRANCHES}")
+    try:
+        with engine.connect() as connection:
+            applied = applied_revisions(current_heads(connection))
+    except sa.exc.OperationalError as exc:
+        raise unreachable(exc) from exc
+    if _branch_head(label) in applied:
+        return False
+    _log.info("applying the optional schema branch %s", label)
+    upgrade(engine, f"{label}@head")
+    return True
 
 
 def open_database(settings: Settings, migrate: bool = True) -> Engine:

@@ -51,7 +51,6 @@ __all__ = [
     "doc_text",
     "example",
     "fetch_seq",
-    "found_seq",
     "hits_score",
     "link",
     "metadata",
@@ -141,10 +140,6 @@ doc = Table(
     Column("content_type", String(128), nullable=True),
     Column("error", String(64), nullable=True),
     Column("title", Text, nullable=True),
-    # discovery order, for breadth-first crawling (migration 0002)
-    Column(
-        "found_seq", BigInteger, nullable=False, server_default=text("nextval('doc_found_seq')")
-    ),
     # validator for conditional revisits (migration 0003)
     Column("etag", String(128), nullable=True),
     # the model that scored the page, or whose scores of its parents made the
@@ -167,15 +162,13 @@ Index(
 #: Numbers fetches in the order they happened (``doc.fetch_seq``).
 fetch_seq = Sequence("doc_fetch_seq", metadata=metadata, data_type=BigInteger)
 
-# The frontier in the other crawl modes' orders, and the leases to recover.
-Index("doc_frontier_unfocused", doc.c.num_tries, doc.c.bytehash, postgresql_where=doc.c.state == 0)
-Index(
-    "doc_frontier_bfs",
-    doc.c.num_tries,
-    doc.c.depth,
-    doc.c.found_seq,
-    postgresql_where=doc.c.state == 0,
-)
+# The frontier in the baseline modes' orders is not here: the optional migration
+# branch ``baselines`` (revision b001), which a crawl in mode bfs or unfocused applies,
+# adds ``doc.found_seq`` (discovery order, from sequence ``doc_found_seq``) and the
+# partial indexes ``doc_frontier_unfocused (num_tries, bytehash)`` and
+# ``doc_frontier_bfs (num_tries, depth, found_seq)``, both WHERE state = 0.
+
+# The leases to recover.
 Index("doc_leased", doc.c.lease_until, postgresql_where=doc.c.state == 1)
 # Maintenance: fetched pages, most relevant first, then oldest.
 Index("doc_revisit", doc.c.relevance.desc(), doc.c.fetched_at, postgresql_where=doc.c.state == 2)
@@ -186,9 +179,6 @@ Index(
     doc.c.fetch_seq,
     postgresql_where=(doc.c.state == 2) & doc.c.model_id.is_(None),
 )
-
-#: Numbers documents in the order they were discovered (``doc.found_seq``).
-found_seq = Sequence("doc_found_seq", metadata=metadata, data_type=BigInteger)
 
 doc_text = Table(
     "doc_text",

@@ -60,8 +60,9 @@ def status(ctx: typer.Context) -> None:
     with engine.connect() as connection:
         version = connection.exec_driver_sql("SHOW server_version").scalar()
         current = database.current_revision(connection)
+        applied = database.applied_revisions(database.current_heads(connection))
     head = database.head_revision()
-    note = "up to date" if current == head else f"behind head {head}: run focuscrawl db upgrade"
+    note = "up to date" if head in applied else f"behind head {head}: run focuscrawl db upgrade"
     typer.echo(f"PostgreSQL {version}; schema revision {current or 'none'} ({note})")
 
 
@@ -73,9 +74,12 @@ def url(ctx: typer.Context) -> None:
 
 @app.command()
 def upgrade(
-    ctx: typer.Context, revision: Annotated[str, typer.Argument(help="e.g. head or +1")] = "head"
+    ctx: typer.Context,
+    revision: Annotated[
+        str, typer.Argument(help="main@head, or baselines@head for the bfs/unfocused indexes")
+    ] = database.MAIN,
 ) -> None:
-    """Run alembic migrations up to REVISION (default: head)."""
+    """Run alembic migrations up to REVISION (default: the main line's head)."""
     engine = engine_from(ctx, migrate=False)
     database.upgrade(engine, revision)
     with engine.connect() as connection:

@@ -25,6 +25,11 @@ class Mode(StrEnum):
             self.value, "claim_batch"
         )
 
+    @property
+    def schema_branch(self) -> str | None:
+        """The optional migration branch that holds this mode's frontier index."""
+        return "baselines" if self in (Mode.UNFOCUSED, Mode.BFS) else None
+
 
 @dataclass(frozen=True)
 class CrawlConfig:

@@ -32,7 +32,13 @@ from focuscrawl.crawler.parse import absolute_url, parse_html
 from focuscrawl.crawler.politeness import HostScheduler
 from focuscrawl.crawler.robots import RobotsCache
 from focuscrawl.crawler.store import Claim, Outcome, Store
-from focuscrawl.database import OUTAGE_RETRY_S, close_quietly, engine_dsn, retry_until_done
+from focuscrawl.database import (
+    OUTAGE_RETRY_S,
+    close_quietly,
+    engine_dsn,
+    ensure_branch,
+    retry_until_done,
+)
 from focuscrawl.queries import Prepared, prepared, queries
 from focuscrawl.schema import DocState
 
@@ -89,6 +95,8 @@ class _Connections(threading.local):
 class Crawler:
     def __init__(self, engine: Engine, config: CrawlConfig) -> None:
         config.check()
+        if config.mode.schema_branch is not None:
+            ensure_branch(engine, config.mode.schema_branch)
         self.engine = engine
         self.config = config
         self.fetcher = Fetcher(config.fetch)

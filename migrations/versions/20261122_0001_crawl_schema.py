@@ -12,7 +12,7 @@ from alembic import op
 
 revision = "0001"
 down_revision = None
-branch_labels = None
+branch_labels = ("main",)
 depends_on = None
 
 TSTZ = sa.DateTime(timezone=True)

@@ -10,6 +10,7 @@ from alembic.runtime.migration import MigrationContext
 from focuscrawl.database import (
     current_revision,
     downgrade,
+    ensure_branch,
     ensure_schema,
     head_revision,
     make_engine,
@@ -109,3 +110,51 @@ def test_doc_rejects_an_oid_that_is_not_the_url_hash(engine: sa.Engine) -> None:
             "INSERT INTO doc (oid, url, sid, bytehash) VALUES (1, 'http://a.example/', %(sid)s, 0)",
             {"sid": sid},
         )
+
+
+def _baseline_objects(engine: sa.Engine) -> set[str]:
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            """
+            SELECT indexname FROM pg_indexes
+            WHERE tablename = 'doc' AND indexname IN ('doc_frontier_bfs', 'doc_frontier_unfocused')
+            UNION ALL
+            SELECT column_name FROM information_schema.columns
+            WHERE table_name = 'doc' AND column_name = 'found_seq'
+            """
+        ).scalars()
+        return set(rows)
+
+
+def test_the_baseline_orders_are_a_branch_taken_on_demand(engine: sa.Engine) -> None:
+    assert _baseline_objects(engine) == set()  # a focused crawl does not pay for them
+    with engine.begin() as connection:
+        connection.exec_driver_sql("INSERT INTO site (host) VALUES ('a.example')")
+        connection.exec_driver_sql(
+            """
+            INSERT INTO doc (oid, url, sid, bytehash)
+            SELECT url_oid(u), u, 1, url_bytehash(u)
+            FROM generate_series(1, 50) g, LATERAL (SELECT 'http://a.example/' || g) t(u)
+            """
+        )
+    assert ensure_branch(engine, "baselines") is True
+    assert ensure_branch(engine, "baselines") is False  # taken: nothing to do
+    assert _baseline_objects(engine) == {"doc_frontier_bfs", "doc_frontier_unfocused", "found_seq"}
+    with engine.connect() as connection:
+        assert current_revision(connection) == f"{head_revision()} + baselines"
+        # the rows already there are numbered in the order they were stored
+        found = connection.exec_driver_sql("SELECT found_seq FROM doc ORDER BY ctid").scalars()
+        numbers = list(found)
+        assert len(numbers) == 50 and numbers == sorted(set(numbers))
+        indexdef = connection.exec_driver_sql(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'doc_frontier_bfs'"
+        ).scalar()
+    assert "(num_tries, depth, found_seq) WHERE (state = 0)" in str(indexdef)
+    ensure_schema(engine)  # main line and branch at their heads: nothing to do
+    downgrade(engine, "base")
+    assert _tables(engine) == set()
+
+
+def test_an_unknown_branch_is_refused(engine: sa.Engine) -> None:
+    with pytest.raises(SchemaError, match="no optional schema branch 'nope'"):
+        ensure_branch(engine, "nope")
