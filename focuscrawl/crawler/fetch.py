@@ -105,13 +105,7 @@ class Fetcher:
         # absolute-form target, so one pool of keep-alive connections to the proxy serves
         # every host (a proxying pool would keep a connection per origin host, which
         # churns connections on a crawl of thousands of hosts).
-        self._proxy: tuple[bytes, int] | None = None
-        if config.proxy:
-            scheme, _, rest = config.proxy.partition("://")
-            if scheme.lower() != "http" or not rest:
-                raise ConfigError(f"only http:// proxies are supported, not {config.proxy}")
-            host, port = _host_port(_authority(config.proxy), 80)
-            self._proxy = (host.encode("ascii"), port)
+        self._proxy = _proxy_address(config.proxy) if config.proxy else None
         self._headers = [
             (b"User-Agent", config.user_agent.encode("latin-1", errors="replace")),
             (b"Accept", b"*/*"),
@@ -240,6 +234,24 @@ def _authority(url: str) -> str:
     for mark in "/?#":
         rest = rest.split(mark, 1)[0]
     return rest.rpartition("@")[2]
+
+
+def _proxy_address(proxy: str) -> tuple[bytes, int]:
+    """Host and port of an ``http://host[:port]`` forward proxy, or a ConfigError that
+    names what is wrong with it."""
+    scheme, _, rest = proxy.partition("://")
+    if scheme.lower() != "http" or not rest:
+        raise ConfigError(f"only http:// proxies are supported, not {proxy!r}")
+    try:
+        host, port = _host_port(_authority(proxy), 80)
+    except ConfigError as exc:
+        raise ConfigError(f"proxy {proxy!r}: {exc}") from None
+    if not host or not 0 < port < 65536:
+        raise ConfigError(f"proxy {proxy!r}: expected http://host:port with a port 1-65535")
+    try:
+        return host.encode("ascii"), port
+    except UnicodeEncodeError:
+        raise ConfigError(f"proxy {proxy!r}: the host must be ASCII (IDNA-encode it)") from None
 
 
 def _host_port(authority: str, default: int) -> tuple[str, int]:

@@ -12,6 +12,7 @@ from typing import ClassVar
 import pytest
 
 from focuscrawl.crawler.fetch import FetchConfig, Fetcher
+from focuscrawl.errors import ConfigError
 
 
 class _Recorder(BaseHTTPRequestHandler):
@@ -103,3 +104,20 @@ def test_only_http_and_https_are_fetched(url: str) -> None:
         assert fetcher.fetch(url).error == "unsupported_scheme"
     finally:
         fetcher.close()
+
+
+@pytest.mark.parametrize(
+    ("proxy", "says"),
+    [
+        ("socks5://127.0.0.1:1080", "only http:// proxies"),
+        ("http://", "only http:// proxies"),
+        ("http://127.0.0.1:notaport", "bad port"),
+        ("http://127.0.0.1:70000", "port 1-65535"),
+        ("http://:8080", "port 1-65535"),
+        ("http://bücher.example:8080", "must be ASCII"),
+    ],
+)
+def test_a_bad_proxy_is_a_config_error_that_says_why(proxy: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=says) as info:
+        Fetcher(FetchConfig(proxy=proxy))
+    assert "\n" not in str(info.value)
