@@ -123,7 +123,7 @@ doc = Table(
     metadata,
     # Fixed-width columns first, widest first, so rows carry no alignment padding.
     Column("oid", BigInteger, primary_key=True, autoincrement=False),
-    Column("relevance", REAL, nullable=False, server_default=text("0")),
+    Column("relevance", Double, nullable=False, server_default=text("0")),
     Column("sid", Integer, ForeignKey("site.sid"), nullable=False),
     Column("bytehash", Integer, nullable=False),
     Column("num_tries", SmallInteger, nullable=False, server_default=text("0")),

@@ -35,13 +35,11 @@ WHERE d.oid IN (
 );
 
 -- write_scores --
--- Relevance and best leaf of scored pages (as_relevance rounds log R to what a real
--- holds). A page without text (a redirect, a PDF) keeps its estimate and no category
--- (cid NULL). Returns what each page now passes on
+-- Relevance and best leaf of scored pages. A page without text (a redirect, a PDF)
+-- keeps its estimate and no category (cid NULL). Returns what each page now passes on
 -- to its out-links (the parents of pass_relevance).
 UPDATE doc AS d
-SET relevance = coalesce(as_relevance(s.relevance), d.relevance), cid = s.cid,
-    model_id = %(model_id)s
+SET relevance = coalesce(s.relevance, d.relevance), cid = s.cid, model_id = %(model_id)s
 FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(cids)s::smallint[])
      AS s(oid, relevance, cid)
 WHERE d.oid = s.oid
@@ -70,7 +68,7 @@ WITH estimate AS (
     SELECT l.oid_dst AS oid, max(p.relevance) AS relevance,
            bool_or(p.cid IS NULL OR p.cid = ANY(%(good_leaves)s::smallint[])) AS release
     FROM link AS l
-    JOIN unnest(%(oids)s::bigint[], %(relevances)s::real[], %(cids)s::smallint[])
+    JOIN unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(cids)s::smallint[])
          AS p(oid, relevance, cid) ON p.oid = l.oid_src
     WHERE l.oid_src = ANY(%(oids)s::bigint[])  -- read off link_src, not a scan of link
     GROUP BY l.oid_dst
@@ -99,8 +97,8 @@ WHERE d.oid = k.oid AND d.state IN (0, 4) AND d.priority > -32768
 -- model's node order). exp() is guarded against underflow, which PostgreSQL reports
 -- as an error.
 UPDATE doc AS d
-SET relevance = CASE WHEN cardinality(%(columns)s::int[]) = 0 THEN '-Infinity'::real
-                     ELSE as_relevance(r.top + ln(r.total)) END
+SET relevance = CASE WHEN cardinality(%(columns)s::int[]) = 0 THEN '-Infinity'::float8
+                     ELSE r.top + ln(r.total) END
 FROM (
     SELECT c.oid, top.top,
            (SELECT sum(exp(greatest(c.logp[i] - top.top, -700)))

@@ -13,7 +13,6 @@ import sqlalchemy as sa
 
 from focuscrawl.classifier import Classifier, latest_model, train_model
 from focuscrawl.classifier.rescore import rescore
-from focuscrawl.classifier.store import write_scores
 from focuscrawl.classifier.tokens import document_text
 from focuscrawl.crawler.config import Mode
 from focuscrawl.errors import TaxonomyError
@@ -219,23 +218,3 @@ def test_max_backlog_holds_the_crawler_until_the_classifier_catches_up(
     finally:
         crawler.stop_event.set()
         running.join()
-
-
-def test_scores_a_real_cannot_hold_are_rounded_not_refused(engine: sa.Engine) -> None:
-    """log R(d) of a page surely on topic underflows a real (PostgreSQL would refuse
-    the cast); write_scores stores what a real can hold."""
-    urls = [f"http://a.example/{i}" for i in range(6)]
-    written = [-1e-50, -1e-200, 1e-17, float("-inf"), -50.5, -1e300]
-    with engine.begin() as connection:
-        connection.exec_driver_sql("INSERT INTO site (host) VALUES ('a.example')")
-        connection.exec_driver_sql(
-            "INSERT INTO doc (oid, url, sid, bytehash, state) "
-            "SELECT url_oid(u), u, 1, url_bytehash(u), 2 FROM unnest(%(urls)s::text[]) u",
-            {"urls": urls},
-        )
-        oids = [
-            connection.exec_driver_sql("SELECT url_oid(%(u)s)", {"u": u}).scalar() for u in urls
-        ]
-        write_scores(connection, 1, oids, written, [None] * len(urls), [])
-        stored = dict(connection.exec_driver_sql("SELECT url, relevance FROM doc").all())
-    assert [stored[u] for u in urls] == [0.0, 0.0, 0.0, float("-inf"), -50.5, -1e30]

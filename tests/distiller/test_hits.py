@@ -16,7 +16,7 @@ from focuscrawl.distiller import run_hits
 @dataclass
 class Graph:
     sites: list[int]  # site of each page
-    relevance: list[float]  # log R, as doc.relevance (a real) holds it
+    relevance: list[float]  # log R
     fetched: list[bool]
     links: list[tuple[int, int]]
 
@@ -27,8 +27,7 @@ def graphs(draw: st.DrawFn) -> Graph:
     n_sites = draw(st.integers(1, 4))
     sites = draw(st.lists(st.integers(0, n_sites - 1), min_size=n, max_size=n))
     probability = st.sampled_from([1.0, 0.5, 0.25]) | st.floats(0.001, 1.0)
-    logs = [math.log(p) for p in draw(st.lists(probability, min_size=n, max_size=n))]
-    relevance = np.asarray(logs, dtype=np.float32).astype(float).tolist()
+    relevance = [math.log(p) for p in draw(st.lists(probability, min_size=n, max_size=n))]
     mostly = st.sampled_from([True, True, True, False])
     fetched = draw(st.lists(mostly, min_size=n, max_size=n).filter(lambda f: sum(f) > 1))
     pairs = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
