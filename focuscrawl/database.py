@@ -108,6 +108,16 @@ def _scripts() -> ScriptDirectory:
     return ScriptDirectory.from_config(alembic_config())
 
 
+@functools.cache
+def _known_revisions() -> frozenset[str]:
+    return frozenset(script.revision for script in _scripts().walk_revisions())
+
+
+def _unknown(heads: tuple[str, ...]) -> list[str]:
+    """Stamped revisions this version of focuscrawl has no migration for."""
+    return [head for head in heads if head not in _known_revisions()]
+
+
 def head_revision() -> str:
     """The newest revision of the main line (what every command needs)."""
     script = _scripts().get_revision(MAIN)
@@ -123,12 +133,10 @@ def current_heads(connection: Connection) -> tuple[str, ...]:
 def applied_revisions(heads: tuple[str, ...]) -> set[str]:
     """Every revision that the stamped ``heads`` stand for: themselves, their ancestors
     and what they depend on (heads this version does not know stand for nothing)."""
-    scripts = _scripts()
-    revisions = {script.revision for script in scripts.walk_revisions()}
-    known = tuple(head for head in heads if head in revisions)
+    known = tuple(head for head in heads if head in _known_revisions())
     if not known:
         return set()
-    return {script.revision for script in scripts.iterate_revisions(known, "base")}
+    return {script.revision for script in _scripts().iterate_revisions(known, "base")}
 
 
 def _own_revisions(label: str) -> set[str]:
@@ -150,8 +158,7 @@ def current_revision(connection: Connection) -> str | None:
     heads = current_heads(connection)
     if not heads:
         return None
-    known = {script.revision for script in _scripts().walk_revisions()}
-    unknown = [head for head in heads if head not in known]
+    unknown = _unknown(heads)
     if unknown:
         return ", ".join(unknown)
     applied = applied_revisions(heads)
@@ -189,16 +196,19 @@ def downgrade(engine: Engine, revision: str) -> None:
     _with_lock(engine, "downgrade", revision)
 
 
+def _stamped_heads(engine: Engine) -> tuple[str, ...]:
+    try:
+        with engine.connect() as connection:
+            return current_heads(connection)
+    except sa.exc.OperationalError as exc:
+        raise unreachable(exc) from exc
+
+
 def ensure_schema(engine: Engine) -> None:
     """Upgrade the main line, and any optional branch the database has taken, to their
     newest revisions; refuse a schema from a newer version of focuscrawl."""
-    try:
-        with engine.connect() as connection:
-            heads = current_heads(connection)
-    except sa.exc.OperationalError as exc:
-        raise unreachable(exc) from exc
-    known = {script.revision for script in _scripts().walk_revisions()}
-    unknown = [head for head in heads if head not in known]
+    heads = _stamped_heads(engine)
+    unknown = _unknown(heads)
     if unknown:
         raise SchemaError(
             f"the database is at schema revision {', '.join(unknown)}, which this version of "
@@ -217,12 +227,7 @@ def ensure_branch(engine: Engine, label: str) -> bool:
     when it was applied now."""
     if label not in OPTIONAL_BRANCHES:
         raise SchemaError(f"no optional schema branch {label!r}: one of {OPTIONAL_BRANCHES}")
-    try:
-        with engine.connect() as connection:
-            applied = applied_revisions(current_heads(connection))
-    except sa.exc.OperationalError as exc:
-        raise unreachable(exc) from exc
-    if _branch_head(label) in applied:
+    if _branch_head(label) in applied_revisions(_stamped_heads(engine)):
         return False
     _log.info("applying the optional schema branch %s", label)
     upgrade(engine, f"{label}@head")
