@@ -2,11 +2,15 @@
 
     python bench/crawl.py [--pages 100000] [--hosts 2000] [--fetch 30000] [--threads 32]
                           [--processes 1] [--classify [--corpus-home DIR] [--max-backlog N]]
+                          [--database-url URL]
 
 Serves a synthetic web from a web-in-a-box subprocess, crawls it breadth-first with
-``focuscrawl crawl run`` processes against a throw-away embedded PostgreSQL (host delay
-0, as the webbox allows), and prints pages/s, links stored/s, the storage per row and
-the CPU seconds each part used (crawlers, classifier, PostgreSQL, web-in-a-box).
+``focuscrawl crawl run`` processes against a throw-away embedded PostgreSQL (or an empty
+database on this machine, ``--database-url``: one with pg_stat_statements shows where
+the server's time goes; CONTRIBUTING says how), host delay 0 as the webbox allows, and
+prints pages/s, links stored/s, the storage per row, the frontier index's size per
+unvisited URL as the crawl leaves it, and the CPU seconds each part used (crawlers,
+classifier, PostgreSQL, web-in-a-box).
 With ``--classify`` the crawl is soft-focused and a ``focuscrawl classify run``
 process runs beside the crawlers, with the Wikispeedia taxonomy (the generated web's
 topics come from it) trained on a 30% sample and subject.Science marked good; the
@@ -52,16 +56,18 @@ def run_crawl(
     processes: int,
     classify_with: Path | None = None,
     max_backlog: int | None = None,
+    database_url: str | None = None,
 ) -> dict[str, Any]:
     """Crawl ``fetch`` pages of a synthetic web with focuscrawl; return the measurements.
 
     ``classify_with``: a focuscrawl home holding the wikispeedia corpus; crawl soft with
-    a classifier process running; ``max_backlog``: the crawlers' ``--max-backlog``.
+    a classifier process running; ``max_backlog``: the crawlers' ``--max-backlog``;
+    ``database_url``: an empty database to crawl into instead of a throw-away server.
     """
     web = SyntheticCorpus(SyntheticParams(pages=pages, hosts=hosts, seed=1))
     with (
         tempfile.TemporaryDirectory(prefix="focuscrawl-bench-crawl-") as tmp,
-        scratch_engine() as engine,
+        scratch_engine(database_url) as engine,
     ):
         home = Path(tmp)
         cli = [sys.executable, "-m", "focuscrawl", "--home", str(home)]
@@ -119,6 +125,11 @@ def run_crawl(
             doc_bytes, link_bytes = connection.exec_driver_sql(
                 "SELECT pg_total_relation_size('doc'), pg_total_relation_size('link')"
             ).one()
+            # The frontier index as a crawl leaves it: every URL enters it once and again
+            # with each new estimate, and claims leave dead entries at its head.
+            frontier, frontier_bytes = connection.exec_driver_sql(
+                "SELECT count(*), pg_relation_size('doc_frontier') FROM doc WHERE state = 0"
+            ).one()
     extra: dict[str, Any] = {}
     if classify_with is not None:
         extra = {
@@ -145,6 +156,8 @@ def run_crawl(
         "link_rows": links,
         "bytes_per_doc_row": round(doc_bytes / docs, 1),
         "bytes_per_link_row": round(link_bytes / links, 1),
+        "frontier_rows": frontier,
+        "frontier_index_bytes_per_frontier_row": round(frontier_bytes / max(frontier, 1), 1),
     }
 
 
@@ -176,6 +189,12 @@ def main() -> None:
         default=os.environ.get("FOCUSCRAWL_HOME", "~/.local/share/focuscrawl"),
         help="a focuscrawl home with the wikispeedia corpus (for --classify)",
     )
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        help="an empty database on this machine (e.g. one with pg_stat_statements) "
+        "instead of a throw-away embedded server",
+    )
     args = parser.parse_args()
     classify_with = Path(args.corpus_home).expanduser() if args.classify else None
     result = run_crawl(
@@ -186,6 +205,7 @@ def main() -> None:
         args.processes,
         classify_with,
         args.max_backlog if args.classify else None,
+        args.database_url,
     )
     fetched, docs, links = result["fetched"], result["doc_rows"], result["link_rows"]
     elapsed = result["seconds"]
@@ -197,6 +217,10 @@ def main() -> None:
     print(
         f"stored {docs:,} doc rows ({result['bytes_per_doc_row']} B/row with indexes), "
         f"{links:,} link rows ({result['bytes_per_link_row']} B/row)"
+    )
+    print(
+        f"frontier left: {result['frontier_rows']:,} unvisited URLs, doc_frontier "
+        f"{result['frontier_index_bytes_per_frontier_row']} B per unvisited URL"
     )
     if args.classify:
         print(
