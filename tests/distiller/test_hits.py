@@ -1,8 +1,12 @@
-"""Weighted HITS in SQL equals a numpy reference on random graphs (hypothesis)."""
+"""Weighted HITS in SQL equals a numpy reference on random graphs (hypothesis), and its
+iterations run the plans sql/distill.sql promises."""
 
 from __future__ import annotations
 
 import math
+import random
+import re
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.distiller import run_hits
+from focuscrawl.queries import queries
 
 
 @dataclass
@@ -153,3 +158,60 @@ def test_graph_with_only_same_site_links_has_no_scores(engine: sa.Engine) -> Non
     load(engine, g)
     result = run_hits(engine)
     assert (result.edges, result.iterations, result.hubs) == (0, 0, 0)
+
+
+# Plan node names as PostgreSQL prints plan trees (outfuncs.c), e.g. "{INDEXSCAN :...".
+_PLAN_NODE = re.compile(
+    r"\{(SEQSCAN|INDEXSCAN|INDEXONLYSCAN|BITMAPHEAPSCAN|SORT|INCREMENTALSORT|HASH|HASHJOIN"
+    r"|MERGEJOIN|NESTLOOP|MATERIAL|MEMOIZE|AGG)\b"
+)
+
+
+def test_each_iteration_is_an_ordered_index_scan_into_a_group_aggregate(
+    engine: sa.Engine,
+) -> None:
+    """create_hits_function promises that an update of a or h is one ordered index scan
+    feeding a group aggregate: no sort, no hash table, no join. The statements run inside
+    the plpgsql function, out of EXPLAIN's reach, so the test reads the plans the server
+    prints for every statement it plans (debug_print_plan, sent as LOG messages)."""
+    rng = random.Random(1)
+    n = 60
+    g = Graph(
+        [i % 5 for i in range(n)],
+        [-3 * rng.random() for _ in range(n)],
+        [True] * n,
+        sorted({(rng.randrange(n), rng.randrange(n)) for _ in range(400)}),
+    )
+    load(engine, g)
+    proxy = engine.raw_connection()
+    connection = proxy.dbapi_connection
+    assert connection is not None
+    messages: deque[str] = deque()
+    connection.notices = messages  # a deque: psycopg2 trims a list to its last 50
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL client_min_messages = log")
+            cursor.execute("SET LOCAL debug_print_plan = on")
+            cursor.execute(queries["create_hits_function"])
+            cursor.execute(queries["start_run"], {"share": 0.5})
+            params = {"run": cursor.fetchone()[0], "share": 0.5, "iterations": 8, "tolerance": 0}
+            cursor.execute(queries["run_hits"], params)
+            assert cursor.fetchone()[4] > 100  # edges
+            cursor.execute(
+                "SELECT 'pg_temp.hits_by_d'::regclass::oid, 'pg_temp.hits_by_s'::regclass::oid"
+            )
+            by_d, by_s = cursor.fetchone()
+    finally:
+        connection.rollback()
+        connection.notices = []
+        proxy.close()
+    plans: dict[int, list[str]] = {by_d: [], by_s: []}
+    for message in messages:
+        for oid, found in plans.items():
+            if f":relid {oid} " in message:
+                found.append(message)
+    assert plans[by_d] and plans[by_s], "no plan read the edge tables"
+    for plan in plans[by_d] + plans[by_s]:
+        assert sorted(set(_PLAN_NODE.findall(plan))) == ["AGG", "INDEXSCAN"]
+        # the inner aggregate groups sorted input (AGG_SORTED); the outer one is plain
+        assert sorted(re.findall(r":aggstrategy (\d)", plan)) == ["0", "1"]
