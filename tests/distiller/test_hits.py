@@ -208,7 +208,7 @@ def test_each_iteration_is_an_ordered_index_scan_into_a_group_aggregate(
     plans: dict[int, list[str]] = {by_d: [], by_s: []}
     for message in messages:
         for oid, found in plans.items():
-            if f":relid {oid} " in message:
+            if re.search(rf":relid {oid}\b", message):
                 found.append(message)
     assert plans[by_d] and plans[by_s], "no plan read the edge tables"
     for plan in plans[by_d] + plans[by_s]:
