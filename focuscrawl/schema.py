@@ -205,6 +205,8 @@ doc_class = Table(
     metadata,
     Column("oid", BigInteger, ForeignKey("doc.oid", ondelete="CASCADE"), primary_key=True),
     Column("model_id", Integer, nullable=False),
+    # no planner statistics (migration 0007): nothing filters on it, and ANALYZE of
+    # these arrays cost a tenth of the server's CPU in a crawl
     Column("logp", ARRAY(REAL), nullable=False),
     comment="log Pr[c|d] of every taxonomy node, in the model's node order "
     "(relevance is recomputed from it when good categories change).",

@@ -65,6 +65,44 @@ def test_schema_module_matches_the_migrations(engine: sa.Engine) -> None:
     assert "(num_tries, relevance DESC, priority, bytehash) WHERE (state = 0)" in indexdef
 
 
+def test_analyze_gathers_no_statistics_on_the_node_scores(empty_db_url: str) -> None:
+    """Migration 0007: ANALYZE skips doc_class.logp (it cost a tenth of the server's CPU
+    in a crawl) and still covers the other columns; downgraded, it covers logp again."""
+    engine = make_engine(empty_db_url)
+    upgrade(engine)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("INSERT INTO site (host) VALUES ('a.example')")
+        connection.exec_driver_sql(
+            "INSERT INTO doc (oid, url, sid, bytehash) "
+            "SELECT url_oid(u), u, 1, url_bytehash(u) "
+            "FROM (SELECT 'http://a.example/' || g AS u FROM generate_series(1, 200) g) AS t"
+        )
+        connection.exec_driver_sql(
+            "INSERT INTO doc_class (oid, model_id, logp) "
+            "SELECT oid, 1, ARRAY[-0.5, bytehash %% 7 - 9.0]::real[] FROM doc"
+        )
+
+    def analysed() -> set[str]:
+        with engine.begin() as connection:
+            connection.exec_driver_sql("ANALYZE doc_class")
+            rows = connection.exec_driver_sql(
+                "SELECT attname FROM pg_stats WHERE tablename = 'doc_class'"
+            ).all()
+        return {name for (name,) in rows}
+
+    assert analysed() == {"oid", "model_id"}
+    downgrade(engine, "0006")
+    assert analysed() == {"oid", "model_id", "logp"}
+    upgrade(engine)  # ANALYZE leaves the statistics it no longer gathers in place
+    with engine.connect() as connection:
+        target = connection.exec_driver_sql(
+            "SELECT attstattarget FROM pg_attribute "
+            "WHERE attrelid = 'doc_class'::regclass AND attname = 'logp'"
+        ).scalar()
+    assert target == 0
+    engine.dispose()
+
+
 def test_ensure_schema_upgrades_a_database_that_is_behind(empty_db_url: str) -> None:
     engine = make_engine(empty_db_url)
     ensure_schema(engine)
