@@ -118,11 +118,18 @@ def _unknown(heads: tuple[str, ...]) -> list[str]:
     return [head for head in heads if head not in _known_revisions()]
 
 
+@functools.cache
+def _line(target: str) -> tuple[str, ...]:
+    """The revisions from ``target`` (``main@head``, ``baselines@head``) down to base,
+    newest first, with what it depends on."""
+    line = tuple(script.revision for script in _scripts().iterate_revisions(target, "base"))
+    assert line, f"the migrations have no revisions for {target}"
+    return line
+
+
 def head_revision() -> str:
     """The newest revision of the main line (what every command needs)."""
-    script = _scripts().get_revision(MAIN)
-    assert script is not None, "the migrations directory has no revisions"
-    return script.revision
+    return _line(MAIN)[0]
 
 
 def current_heads(connection: Connection) -> tuple[str, ...]:
@@ -141,15 +148,11 @@ def applied_revisions(heads: tuple[str, ...]) -> set[str]:
 
 def _own_revisions(label: str) -> set[str]:
     """The revisions of an optional branch that are not on the main line."""
-    scripts = _scripts()
-    branch = {script.revision for script in scripts.iterate_revisions(f"{label}@head", "base")}
-    return branch - {script.revision for script in scripts.iterate_revisions(MAIN, "base")}
+    return set(_line(f"{label}@head")) - set(_line(MAIN))
 
 
 def _branch_head(label: str) -> str:
-    script = _scripts().get_revision(f"{label}@head")
-    assert script is not None, f"the migrations have no branch {label}"
-    return script.revision
+    return _line(f"{label}@head")[0]
 
 
 def current_revision(connection: Connection) -> str | None:
@@ -162,7 +165,7 @@ def current_revision(connection: Connection) -> str | None:
     if unknown:
         return ", ".join(unknown)
     applied = applied_revisions(heads)
-    main = [s.revision for s in _scripts().iterate_revisions(MAIN, "base") if s.revision in applied]
+    main = [revision for revision in _line(MAIN) if revision in applied]
     names = [main[0]] if main else []
     for label in OPTIONAL_BRANCHES:
         if _own_revisions(label) & applied:
