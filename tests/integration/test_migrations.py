@@ -65,18 +65,25 @@ def test_schema_module_matches_the_migrations(engine: sa.Engine) -> None:
     assert "(num_tries, relevance DESC, priority, bytehash) WHERE (state = 0)" in indexdef
 
 
-def test_analyze_gathers_no_statistics_on_the_node_scores(empty_db_url: str) -> None:
-    """Migration 0007: ANALYZE skips doc_class.logp (it cost a tenth of the server's CPU
-    in a crawl) and still covers the other columns; downgraded, it covers logp again."""
-    engine = make_engine(empty_db_url)
-    upgrade(engine)
+def _add_docs(engine: sa.Engine, count: int) -> None:
+    """One site and ``count`` unvisited URLs on it."""
     with engine.begin() as connection:
         connection.exec_driver_sql("INSERT INTO site (host) VALUES ('a.example')")
         connection.exec_driver_sql(
             "INSERT INTO doc (oid, url, sid, bytehash) "
             "SELECT url_oid(u), u, 1, url_bytehash(u) "
-            "FROM (SELECT 'http://a.example/' || g AS u FROM generate_series(1, 200) g) AS t"
+            "FROM generate_series(1, %(count)s) g, LATERAL (SELECT 'http://a.example/' || g) t(u)",
+            {"count": count},
         )
+
+
+def test_analyze_gathers_no_statistics_on_the_node_scores(empty_db_url: str) -> None:
+    """Migration 0007: ANALYZE skips doc_class.logp (it cost a tenth of the server's CPU
+    in a crawl) and still covers the other columns; downgraded, it covers logp again."""
+    engine = make_engine(empty_db_url)
+    upgrade(engine)
+    _add_docs(engine, 200)
+    with engine.begin() as connection:
         connection.exec_driver_sql(
             "INSERT INTO doc_class (oid, model_id, logp) "
             "SELECT oid, 1, ARRAY[-0.5, bytehash %% 7 - 9.0]::real[] FROM doc"
@@ -166,15 +173,7 @@ def _baseline_objects(engine: sa.Engine) -> set[str]:
 
 def test_the_baseline_orders_are_a_branch_taken_on_demand(engine: sa.Engine) -> None:
     assert _baseline_objects(engine) == set()  # a focused crawl does not pay for them
-    with engine.begin() as connection:
-        connection.exec_driver_sql("INSERT INTO site (host) VALUES ('a.example')")
-        connection.exec_driver_sql(
-            """
-            INSERT INTO doc (oid, url, sid, bytehash)
-            SELECT url_oid(u), u, 1, url_bytehash(u)
-            FROM generate_series(1, 50) g, LATERAL (SELECT 'http://a.example/' || g) t(u)
-            """
-        )
+    _add_docs(engine, 50)
     assert ensure_branch(engine, "baselines") is True
     assert ensure_branch(engine, "baselines") is False  # taken: nothing to do
     assert _baseline_objects(engine) == {"doc_frontier_bfs", "doc_frontier_unfocused", "found_seq"}
