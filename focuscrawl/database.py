@@ -48,6 +48,7 @@ __all__ = [
     "open_database",
     "retry_rolled_back",
     "retry_until_done",
+    "revision_name",
     "rolled_back",
     "sibling_database",
     "unavailable",
@@ -158,7 +159,11 @@ def _branch_head(label: str) -> str:
 def current_revision(connection: Connection) -> str | None:
     """The main line's revision the database is at, with the optional branches it has
     taken (``0006 + baselines``); None before the first migration."""
-    heads = current_heads(connection)
+    return revision_name(current_heads(connection))
+
+
+def revision_name(heads: tuple[str, ...]) -> str | None:
+    """What ``current_revision`` says of a database stamped with ``heads``."""
     if not heads:
         return None
     unknown = _unknown(heads)

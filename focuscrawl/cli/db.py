@@ -59,8 +59,9 @@ def status(ctx: typer.Context) -> None:
     engine = database.make_engine(database.database_url(settings))
     with engine.connect() as connection:
         version = connection.exec_driver_sql("SHOW server_version").scalar()
-        current = database.current_revision(connection)
-        applied = database.applied_revisions(database.current_heads(connection))
+        heads = database.current_heads(connection)
+    current = database.revision_name(heads)
+    applied = database.applied_revisions(heads)
     head = database.head_revision()
     note = "up to date" if head in applied else f"behind head {head}: run focuscrawl db upgrade"
     typer.echo(f"PostgreSQL {version}; schema revision {current or 'none'} ({note})")
