@@ -125,10 +125,13 @@ def run_crawl(
             doc_bytes, link_bytes = connection.exec_driver_sql(
                 "SELECT pg_total_relation_size('doc'), pg_total_relation_size('link')"
             ).one()
-            # The frontier index as a crawl leaves it: every URL enters it once and again
-            # with each new estimate, and claims leave dead entries at its head.
+            # The frontier indexes as a crawl leaves them: every URL enters doc_frontier
+            # once and again with each new estimate, and claims leave dead entries at its
+            # head (doc_frontier_retry, of URLs waiting for another try, since 0008).
             frontier, frontier_bytes = connection.exec_driver_sql(
-                "SELECT count(*), pg_relation_size('doc_frontier') FROM doc WHERE state = 0"
+                "SELECT count(*), pg_relation_size('doc_frontier') "
+                "+ coalesce(pg_relation_size(to_regclass('doc_frontier_retry')), 0) "
+                "FROM doc WHERE state = 0"
             ).one()
     extra: dict[str, Any] = {}
     if classify_with is not None:
@@ -219,7 +222,7 @@ def main() -> None:
         f"{links:,} link rows ({result['bytes_per_link_row']} B/row)"
     )
     print(
-        f"frontier left: {result['frontier_rows']:,} unvisited URLs, doc_frontier "
+        f"frontier left: {result['frontier_rows']:,} unvisited URLs, frontier indexes "
         f"{result['frontier_index_bytes_per_frontier_row']} B per unvisited URL"
     )
     if args.classify:

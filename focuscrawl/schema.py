@@ -149,14 +149,24 @@ doc = Table(
     comment="One row per URL, fetched or not. oid = url_oid(url); relevance = log R(d).",
 )
 
-# The frontier: unvisited URLs in checkout order, read straight off the index.
+# The frontier: unvisited URLs in checkout order (num_tries, relevance desc, priority,
+# bytehash), read straight off two indexes: the untried URLs, then those waiting for
+# another try. Without num_tries in its key an entry of doc_frontier is 24 bytes, not
+# 32 (migration 0008).
 Index(
     "doc_frontier",
+    doc.c.relevance.desc(),
+    doc.c.priority,
+    doc.c.bytehash,
+    postgresql_where=(doc.c.state == 0) & (doc.c.num_tries == 0),
+)
+Index(
+    "doc_frontier_retry",
     doc.c.num_tries,
     doc.c.relevance.desc(),
     doc.c.priority,
     doc.c.bytehash,
-    postgresql_where=doc.c.state == 0,
+    postgresql_where=(doc.c.state == 0) & (doc.c.num_tries > 0),
 )
 
 #: Numbers fetches in the order they happened (``doc.fetch_seq``).

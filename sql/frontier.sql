@@ -29,22 +29,36 @@ RETURNING d.oid, (xmax = 0) AS inserted;
 -- claim_batch --
 -- Claim the next %(batch)s frontier URLs in the paper's order
 -- (num_tries asc, relevance desc, priority asc, bytehash), read straight off the
--- doc_frontier index with no sort. SKIP LOCKED lets any number of crawlers claim
--- at once without waiting for each other or taking the same URL; the lease makes
--- a crashed crawler's URLs come back.
-WITH batch AS (
+-- frontier indexes with no sort of the table: the untried URLs off doc_frontier and,
+-- only when they run short, URLs waiting for another try off doc_frontier_retry
+-- (migration 0008). SKIP LOCKED lets any number of crawlers claim at once without
+-- waiting for each other or taking the same URL; the lease makes a crashed crawler's
+-- URLs come back. The claimed rows come back in that order (a sort of the batch).
+WITH untried AS (
     SELECT oid
     FROM doc
-    WHERE state = 0
+    WHERE state = 0 AND num_tries = 0
+    ORDER BY relevance DESC, priority, bytehash
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+), retried AS (
+    SELECT oid
+    FROM doc
+    WHERE state = 0 AND num_tries > 0
     ORDER BY num_tries, relevance DESC, priority, bytehash
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE doc AS d
+    SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
+    WHERE d.oid = ANY(ARRAY(
+        SELECT oid FROM untried UNION ALL SELECT oid FROM retried LIMIT %(batch)s
+    ))
+    RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.relevance, d.priority, d.bytehash
 )
-UPDATE doc AS d
-SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
-FROM batch
-WHERE d.oid = batch.oid
-RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth;
+SELECT oid, url, sid, num_tries, depth
+FROM claimed
+ORDER BY num_tries, relevance DESC, priority, bytehash;
 
 -- claim_batch_unfocused --
 -- The unfocused crawl: the paper's pseudo-random order, off doc_frontier_unfocused.

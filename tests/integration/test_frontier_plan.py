@@ -46,16 +46,26 @@ def _explain(
     return _nodes(document[0]["Plan"])
 
 
-def test_claim_batch_plan_uses_the_frontier_index_and_never_sorts(engine: sa.Engine) -> None:
+def test_claim_batch_plan_reads_the_frontier_indexes_and_never_sorts_the_table(
+    engine: sa.Engine,
+) -> None:
     _fill_frontier(engine, FRONTIER_ROWS)
     with engine.connect() as connection:
         nodes = _explain(connection, queries["claim_batch"], {"batch": 64, "lease_seconds": 300})
     types = [n["Node Type"] for n in nodes]
-    assert "Sort" not in types and "Incremental Sort" not in types, types
-    assert not any(
-        n["Node Type"] == "Seq Scan" and n.get("Relation Name") == "doc" for n in nodes
-    ), types
-    assert any(n.get("Index Name") == "doc_frontier" for n in nodes), types
+    assert "Incremental Sort" not in types, types
+    # the one sort puts the claimed batch in order: it reads the rows the UPDATE returned
+    for sort in (n for n in nodes if n["Node Type"] == "Sort"):
+        inputs = [c for c in sort["Plans"] if c.get("Parent Relationship") == "Outer"]
+        assert [(c["Node Type"], c.get("CTE Name")) for c in inputs] == [("CTE Scan", "claimed")]
+    doc_scans = {
+        (n["Node Type"], n.get("Index Name"))
+        for n in nodes
+        if n.get("Relation Name") == "doc" or n.get("Index Name", "").startswith("doc_")
+    }
+    assert ("Index Scan", "doc_frontier") in doc_scans, doc_scans
+    assert ("Index Scan", "doc_frontier_retry") in doc_scans, doc_scans
+    assert not any(t == "Seq Scan" for t, _ in doc_scans), doc_scans
 
 
 def test_claim_batch_returns_urls_in_checkout_order_and_leases_them(engine: sa.Engine) -> None:
@@ -76,6 +86,29 @@ def test_claim_batch_returns_urls_in_checkout_order_and_leases_them(engine: sa.E
     assert sorted(r.oid for r in claimed) == sorted(r.oid for r in leased)
     worst_claimed = max((r.num_tries, -r.relevance) for r in leased)
     assert worst_claimed <= (best_left.num_tries, -best_left.relevance)
+
+
+def test_urls_waiting_for_another_try_come_after_every_untried_url(engine: sa.Engine) -> None:
+    """The order (num_tries, relevance desc, ...) is read off two indexes (untried, then
+    retried): the batch takes the untried URLs first and returns rows in that order."""
+    with engine.begin() as connection:
+        connection.exec_driver_sql("INSERT INTO site (host) VALUES ('a.example')")
+        connection.exec_driver_sql(
+            """
+            INSERT INTO doc (oid, url, sid, bytehash, relevance, num_tries)
+            SELECT url_oid(u), u, 1, url_bytehash(u), r, t
+            FROM (VALUES ('/a', -3.0, 0), ('/b', -1.0, 0), ('/c', -2.0, 0),
+                         ('/d', 0.0, 2), ('/e', -0.5, 1), ('/f', -9.0, 1), ('/g', 0.0, 1))
+                 AS v(p, r, t),
+                 LATERAL (SELECT 'http://a.example' || p) AS x(u)
+            """
+        )
+    with engine.begin() as connection:
+        first = execute(connection, queries["claim_batch"], {"batch": 2, "lease_seconds": 60})
+        second = execute(connection, queries["claim_batch"], {"batch": 4, "lease_seconds": 60})
+        rest = execute(connection, queries["claim_batch"], {"batch": 9, "lease_seconds": 60})
+        paths = [[r.url.removeprefix("http://a.example") for r in c] for c in (first, second, rest)]
+    assert paths == [["/b", "/c"], ["/a", "/g", "/e", "/f"], ["/d"]]
 
 
 def test_two_concurrent_claims_never_take_the_same_url(engine: sa.Engine) -> None:

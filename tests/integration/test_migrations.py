@@ -58,11 +58,20 @@ def test_schema_module_matches_the_migrations(engine: sa.Engine) -> None:
         )
     assert diff == []
     with engine.connect() as connection:
-        indexdef = connection.exec_driver_sql(
-            "SELECT indexdef FROM pg_indexes WHERE indexname = 'doc_frontier'"
-        ).scalar()
-    assert indexdef is not None
-    assert "(num_tries, relevance DESC, priority, bytehash) WHERE (state = 0)" in indexdef
+        indexdefs = dict(
+            connection.exec_driver_sql(
+                "SELECT indexname, indexdef FROM pg_indexes "
+                "WHERE indexname IN ('doc_frontier', 'doc_frontier_retry')"
+            ).all()
+        )
+    assert (
+        "(relevance DESC, priority, bytehash) WHERE ((state = 0) AND (num_tries = 0))"
+        in indexdefs["doc_frontier"]
+    )
+    assert (
+        "(num_tries, relevance DESC, priority, bytehash) WHERE ((state = 0) AND (num_tries > 0))"
+        in indexdefs["doc_frontier_retry"]
+    )
 
 
 def _add_docs(engine: sa.Engine, count: int) -> None:
