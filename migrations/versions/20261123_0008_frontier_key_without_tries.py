@@ -15,7 +15,7 @@ the second.
 
 Revision ID: 0008
 Revises: 0007
-Create Date: 2026-11-24
+Create Date: 2026-11-23
 """
 
 from __future__ import annotations
