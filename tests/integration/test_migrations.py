@@ -166,6 +166,37 @@ def test_doc_rejects_an_oid_that_is_not_the_url_hash(engine: sa.Engine) -> None:
         )
 
 
+def test_doc_rows_must_name_an_existing_site(empty_db_url: str) -> None:
+    """Migration 0009: the sites of doc rows are checked once per statement (triggers),
+    not row by row by a foreign key; the rules are the key's, and downgraded it is back."""
+    engine = make_engine(empty_db_url)
+    upgrade(engine)
+    _add_docs(engine, 3)  # site 1, three URLs
+    insert = (
+        "INSERT INTO doc (oid, url, sid, bytehash) SELECT url_oid(u), u, s, url_bytehash(u) "
+        "FROM (VALUES ('http://a.example/x', 1), ('http://b.example/y', 99)) AS v(u, s)"
+    )
+
+    def refused(statement: str, message: str) -> None:
+        with pytest.raises(sa.exc.IntegrityError, match=message), engine.begin() as connection:
+            connection.exec_driver_sql(statement)
+
+    refused(insert, "doc rows name site 99 that does not exist")
+    refused("UPDATE doc SET sid = 2", "doc.sid does not change")
+    refused("UPDATE site SET sid = 5", "site.sid does not change")
+    refused("DELETE FROM site", "site 1 still has doc rows")
+    with engine.begin() as connection:
+        assert connection.exec_driver_sql("SELECT count(*), min(sid) FROM doc").one() == (3, 1)
+        connection.exec_driver_sql("INSERT INTO site (host) VALUES ('b.example')")
+        connection.exec_driver_sql("DELETE FROM site WHERE host = 'b.example'")  # no docs: gone
+        connection.exec_driver_sql("UPDATE site SET pages_taken = 1")  # other columns change
+    downgrade(engine, "0008")
+    refused(insert, "doc_sid_fkey")
+    upgrade(engine)
+    refused(insert, "does not exist")
+    engine.dispose()
+
+
 def _baseline_objects(engine: sa.Engine) -> set[str]:
     with engine.connect() as connection:
         rows = connection.exec_driver_sql(
