@@ -136,6 +136,8 @@ _TEXT_NODES = etree.XPath("descendant::text()", smart_strings=False)
 
 def _text(element: Any) -> str:
     """Text of an element; text nodes are joined with spaces so "<p>a</p><p>b</p>" is "a b"."""
+    if len(element) == 0:  # no child elements (most anchors): its own text is all of it
+        return element.text or ""
     return " ".join(_TEXT_NODES(element))
 
 
