@@ -33,7 +33,7 @@ RETURNING d.oid, (xmax = 0) AS inserted;
 -- only when they run short, URLs waiting for another try off doc_frontier_retry
 -- (migration 0008). SKIP LOCKED lets any number of crawlers claim at once without
 -- waiting for each other or taking the same URL; the lease makes a crashed crawler's
--- URLs come back. The claimed rows come back in that order (a sort of the batch).
+-- URLs come back. The rows come back in the order they were claimed (a sort of the batch).
 WITH untried AS (
     SELECT oid
     FROM doc
@@ -48,17 +48,20 @@ WITH untried AS (
     ORDER BY num_tries, relevance DESC, priority, bytehash
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
+), batch AS (
+    -- the retried CTE is read only when the untried one runs short of the LIMIT
+    SELECT ARRAY(
+        SELECT oid FROM untried UNION ALL SELECT oid FROM retried LIMIT %(batch)s
+    ) AS oids
 ), claimed AS (
     UPDATE doc AS d
     SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
-    WHERE d.oid = ANY(ARRAY(
-        SELECT oid FROM untried UNION ALL SELECT oid FROM retried LIMIT %(batch)s
-    ))
-    RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.relevance, d.priority, d.bytehash
+    WHERE d.oid = ANY((SELECT oids FROM batch)::bigint[])
+    RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth
 )
-SELECT oid, url, sid, num_tries, depth
-FROM claimed
-ORDER BY num_tries, relevance DESC, priority, bytehash;
+SELECT claimed.*
+FROM claimed, batch
+ORDER BY array_position(batch.oids, claimed.oid);
 
 -- claim_batch_unfocused --
 -- The unfocused crawl: the paper's pseudo-random order, off doc_frontier_unfocused.
