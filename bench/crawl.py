@@ -130,8 +130,7 @@ def run_crawl(
             # head (doc_frontier_retry, of URLs waiting for another try, since 0008).
             frontier, frontier_bytes = connection.exec_driver_sql(
                 "SELECT count(*), pg_relation_size('doc_frontier') "
-                "+ coalesce(pg_relation_size(to_regclass('doc_frontier_retry')), 0) "
-                "FROM doc WHERE state = 0"
+                "+ pg_relation_size('doc_frontier_retry') FROM doc WHERE state = 0"
             ).one()
     extra: dict[str, Any] = {}
     if classify_with is not None:
