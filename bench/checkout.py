@@ -5,8 +5,10 @@
 Builds the frontier in a throw-away embedded PostgreSQL (or --database-url), then
 runs the crawler's claim statement (sql/frontier.sql: claim_batch), each claim a
 statement of its own (autocommit) as a crawler runs it, and prints the latency
-distribution, the plan's node types and the bytes per frontier row. Writes
-bench/results/checkout.json.
+distribution, the WAL, full-page images and buffer reads a claim costs, the plan's node
+types and the bytes per frontier row. The frontier starts from a checkpoint, so every
+size is measured in the same phase. Writes bench/results/checkout-N.json (PostgreSQL 15
+or later).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ SELECT url_oid(u), u, 1 + g %% 1000, url_bytehash(u), ln(random()), (random() * 
 FROM generate_series(1, %(rows)s) g,
      LATERAL (SELECT 'http://h' || (1 + g %% 1000) || '.example/page/' || g) AS t(u);
 VACUUM ANALYZE doc;
+CHECKPOINT;
 """
 
 
@@ -57,6 +60,22 @@ def _crawler_connection(dsn: str) -> Any:
     connection = psycopg2.connect(dsn)
     connection.autocommit = True
     return connection
+
+
+#: server-wide counters read around the claims: WAL (full-page images are 8 KB page
+#: copies, written on the first change of a page after a checkpoint) and buffer reads
+#: from outside shared_buffers
+COUNTERS = """
+SELECT (SELECT wal_bytes FROM pg_stat_wal), (SELECT wal_fpi FROM pg_stat_wal),
+       blks_read, blks_hit
+FROM pg_stat_database WHERE datname = current_database()
+"""
+
+
+def _counters(engine: Engine) -> tuple[float, ...]:
+    with engine.connect() as connection:
+        connection.exec_driver_sql("SELECT pg_stat_force_next_flush()")
+        return tuple(float(v) for v in connection.exec_driver_sql(COUNTERS).one())
 
 
 def _vacuum(engine: Engine) -> None:
@@ -139,6 +158,7 @@ def main() -> None:
         nodes = _plan_nodes(plan[0]["Plan"])
 
         samples: list[float] = []
+        before = _counters(engine)
         raw = _crawler_connection(engine_dsn(engine))
         try:
             cursor = raw.cursor()
@@ -151,6 +171,8 @@ def main() -> None:
                 samples.append(t.seconds)
         finally:
             raw.close()
+        time.sleep(0.5)  # a closing backend flushes its statistics
+        per_claim = [(b - a) / args.claims for a, b in zip(before, _counters(engine), strict=True)]
 
         throughput = (
             {} if args.no_compare else _compare_with_pgbench(engine, args.batch, args.seconds)
@@ -169,6 +191,10 @@ def main() -> None:
         "heap_bytes_per_row": round(size[1] / args.rows, 1),
         "frontier_index_bytes_per_row": round(size[2] / args.rows, 1),
         "pkey_bytes_per_row": round(size[3] / args.rows, 1),
+        "wal_bytes_per_claim": round(per_claim[0]),
+        "full_page_images_per_claim": round(per_claim[1], 1),
+        "blocks_read_per_claim": round(per_claim[2], 1),
+        "buffer_hits_per_claim": round(per_claim[3], 1),
         "plan": nodes,
         **throughput,
     }
@@ -178,6 +204,13 @@ def main() -> None:
         f"claim {args.batch} x {args.claims}: median {stats['median_ms']:.2f} ms, "
         f"p90 {stats['p90_ms']:.2f} ms, p99 {stats['p99_ms']:.2f} ms, max {stats['max_ms']:.2f} ms "
         f"({rows_per_s:,.0f} rows/s, one connection)"
+    )
+    print(
+        f"per claim (server-wide, from a checkpoint): "
+        f"{result['wal_bytes_per_claim'] / 1024:.0f} KB of WAL, "
+        f"{result['full_page_images_per_claim']} full-page images, "
+        f"{result['blocks_read_per_claim']} blocks read from outside shared_buffers, "
+        f"{result['buffer_hits_per_claim']} buffer hits"
     )
     parts = (
         f"heap {result['heap_bytes_per_row']}",
