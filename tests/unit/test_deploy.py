@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
+
+from focuscrawl.embedded import server_settings
 
 REPO = Path(__file__).resolve().parents[2]
 UNITS = sorted(
@@ -48,3 +51,23 @@ def test_compose_file_validates() -> None:
         text=True,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_compose_postgres_has_the_embedded_servers_crawl_settings() -> None:
+    """The PostgreSQL of docker/compose.yaml is tuned as the embedded server is; only
+    what differs in a container (shared_buffers from the environment, TCP, logging)
+    may differ."""
+    lines = (REPO / "docker" / "compose.yaml").read_text().splitlines()
+    given = dict(
+        line.strip().removeprefix("- ").split("=", 1)
+        for before, line in pairwise(lines)
+        if before.strip() == "- -c"
+    )
+    assert given.pop("shared_buffers") == "${FOCUSCRAWL_PG_SHARED_BUFFERS:-1GB}"
+    container = {"shared_buffers", "listen_addresses", "logging_collector"}
+    expected = {
+        name: value.strip("'")
+        for name, value in server_settings(None).items()
+        if name not in container
+    }
+    assert given == expected
