@@ -7,7 +7,7 @@ runs the crawler's claim statement (sql/frontier.sql: claim_batch), each claim a
 statement of its own (autocommit) as a crawler runs it, and prints the latency
 distribution, the WAL, full-page images and buffer reads a claim costs, the plan's node
 types and the bytes per frontier row. The frontier starts from a checkpoint, so every
-size is measured in the same phase. Writes bench/results/checkout-N.json (PostgreSQL 15
+size is measured in the same phase. Writes bench/results/checkout-N.json (PostgreSQL 14
 or later).
 """
 
@@ -74,7 +74,6 @@ FROM pg_stat_database WHERE datname = current_database()
 
 def _counters(engine: Engine) -> tuple[float, ...]:
     with engine.connect() as connection:
-        connection.exec_driver_sql("SELECT pg_stat_force_next_flush()")
         return tuple(float(v) for v in connection.exec_driver_sql(COUNTERS).one())
 
 
