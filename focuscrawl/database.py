@@ -77,7 +77,7 @@ def database_url(settings: Settings) -> str:
     """The configured URL, or the embedded server's (starting it if it is down)."""
     if settings.database_url:
         return str(settings.database_url)
-    return EmbeddedServer(settings.home_path).up().url or ""
+    return EmbeddedServer(settings.home_path, settings.pg_shared_buffers).up().url or ""
 
 
 def libpq_url(url: str) -> str:

@@ -163,10 +163,15 @@ def _make_traversable(path: Path) -> None:
 
 
 class EmbeddedServer:
-    """A PostgreSQL cluster in ``<home>/pgdata``, started and stopped on demand."""
+    """A PostgreSQL cluster in ``<home>/pgdata``, started and stopped on demand.
 
-    def __init__(self, home: Path) -> None:
+    ``shared_buffers`` (a PostgreSQL size such as ``2GB``) overrides, at each start, the
+    size the cluster was created with.
+    """
+
+    def __init__(self, home: Path, shared_buffers: str | None = None) -> None:
         self.home = home.expanduser().resolve()
+        self.shared_buffers = shared_buffers
         self.pgdata = self.home / "pgdata"
         self.logfile = self.pgdata / "server.log"
 
@@ -291,7 +296,7 @@ class EmbeddedServer:
                     "-t", str(START_TIMEOUT_S),
                     "-D", str(self.pgdata),
                     "-l", str(self.logfile),
-                    "-o", f"-k {socket_dir} -p {PORT}",
+                    "-o", self._start_options(socket_dir),
                     timeout=START_TIMEOUT_S + 5,
                 )  # fmt: skip
                 self._wait_ready()
@@ -305,6 +310,12 @@ class EmbeddedServer:
                 return False
             self._run("pg_ctl", "stop", "-w", "-m", "fast", "-D", str(self.pgdata))
             return True
+
+    def _start_options(self, socket_dir: Path) -> str:
+        options = f"-k {socket_dir} -p {PORT}"
+        if self.shared_buffers:
+            options += f" -c shared_buffers={self.shared_buffers}"
+        return options
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S

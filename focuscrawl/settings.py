@@ -9,6 +9,7 @@ its keys are the setting names below.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import platformdirs
 
 from focuscrawl.errors import ConfigError
 
-__all__ = ["SETTINGS", "Setting", "Settings", "load_settings"]
+__all__ = ["SETTINGS", "Setting", "Settings", "load_settings", "parse_memory_size"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,20 @@ class Setting:
 
 def _default_home() -> str:
     return str(platformdirs.user_data_path("focuscrawl", appauthor=False))
+
+
+_MEMORY_SIZE = re.compile(r"\s*([0-9]+)\s*(kB|MB|GB|TB)\s*")
+
+
+def parse_memory_size(raw: str) -> str:
+    """A PostgreSQL memory size such as ``512MB`` or ``2GB``, of at least 128 kB."""
+    match = _MEMORY_SIZE.fullmatch(raw)
+    if match is None:
+        raise ValueError("not a PostgreSQL memory size such as 512MB or 2GB (units kB, MB, GB, TB)")
+    number, unit = int(match.group(1)), match.group(2)
+    if number * {"kB": 1, "MB": 2**10, "GB": 2**20, "TB": 2**30}[unit] < 128:
+        raise ValueError("PostgreSQL needs at least 128kB")
+    return f"{number}{unit}"
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -82,6 +97,13 @@ SETTINGS: tuple[Setting, ...] = (
         False,
         "Crawl hosts that resolve to private, loopback or link-local addresses (0/1).",
         lambda raw: raw.strip().lower() in ("1", "true", "yes", "on"),
+    ),
+    Setting(
+        "pg_shared_buffers",
+        None,
+        "shared_buffers of the embedded server, e.g. 2GB, applied at its next start "
+        "(default: a quarter of the machine's or container's memory, 128MB to 8GB).",
+        parse_memory_size,
     ),
 )
 
@@ -147,6 +169,13 @@ def load_settings(
         value = setting.default
         if setting.name in config:
             value = config[setting.name]
+            if isinstance(value, str) and setting.parse is not str:
+                try:
+                    value = setting.parse(value)
+                except ValueError as exc:
+                    raise ConfigError(
+                        f"config file {_config_path(env)}: {setting.name} = {value!r}: {exc}"
+                    ) from exc
         raw = env.get(setting.env_var)
         if raw not in (None, ""):
             try:

@@ -20,7 +20,7 @@ def _embedded(ctx: typer.Context) -> EmbeddedServer | None:
     if settings.database_url:
         typer.echo("FOCUSCRAWL_DATABASE_URL is set: the embedded server is not used.")
         return None
-    return EmbeddedServer(settings.home_path)
+    return EmbeddedServer(settings.home_path, settings.pg_shared_buffers)
 
 
 @app.command()
@@ -51,7 +51,7 @@ def status(ctx: typer.Context) -> None:
     """Show whether the database is up and at which schema revision."""
     settings = settings_from(ctx)
     if not settings.database_url:
-        state = EmbeddedServer(settings.home_path).status()
+        state = EmbeddedServer(settings.home_path, settings.pg_shared_buffers).status()
         if not state.running:
             typer.echo(f"embedded PostgreSQL: not running (data {state.pgdata})")
             raise typer.Exit(1)

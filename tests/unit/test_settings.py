@@ -49,3 +49,29 @@ def test_every_setting_is_documented_in_the_readme() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     missing = [s.env_var for s in SETTINGS if s.env_var not in readme]
     assert not missing, f"settings missing from README.md: {missing}"
+
+
+@pytest.mark.parametrize(
+    ("raw", "size"), [("512MB", "512MB"), (" 2GB ", "2GB"), ("128kB", "128kB"), ("1TB", "1TB")]
+)
+def test_shared_buffers_takes_postgresql_sizes(raw: str, size: str) -> None:
+    assert load_settings(env={"FOCUSCRAWL_PG_SHARED_BUFFERS": raw}).pg_shared_buffers == size
+
+
+@pytest.mark.parametrize("raw", ["2G", "512", "1.5GB", "12XB", "64kB", "-1MB"])
+def test_shared_buffers_rejects_what_postgresql_would_not_start_with(raw: str) -> None:
+    with pytest.raises(ConfigError, match="FOCUSCRAWL_PG_SHARED_BUFFERS") as info:
+        load_settings(env={"FOCUSCRAWL_PG_SHARED_BUFFERS": raw})
+    assert "\n" not in str(info.value)
+
+
+def test_config_file_strings_are_parsed_like_the_environment(tmp_path: Path) -> None:
+    config = tmp_path / "focuscrawl.toml"
+    config.write_text('pg_shared_buffers = "1GB"\nallow_private_hosts = "0"\nthreads = "8"\n')
+    settings = load_settings(env={"FOCUSCRAWL_HOME": str(tmp_path)})
+    assert settings.pg_shared_buffers == "1GB"
+    assert settings.allow_private_hosts is False  # the string "0", not a true value
+    assert settings.threads == 8
+    config.write_text('pg_shared_buffers = "lots"\n')
+    with pytest.raises(ConfigError, match=r"focuscrawl.toml: pg_shared_buffers = 'lots'"):
+        load_settings(env={"FOCUSCRAWL_HOME": str(tmp_path)})
