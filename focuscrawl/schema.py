@@ -147,6 +147,8 @@ doc = Table(
     # the model that scored the page, or whose scores of its parents made the
     # estimate of an unvisited URL; NULL: not yet (migration 0004)
     Column("model_id", Integer, nullable=True),
+    # the other validator: the Last-Modified date the server gave (migration 0010)
+    Column("last_modified", String(64), nullable=True),
     CheckConstraint("oid = url_oid(url)", name="doc_oid_is_url_hash"),
     comment="One row per URL, fetched or not. oid = url_oid(url); relevance = log R(d).",
 )

@@ -97,7 +97,8 @@ RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth;
 
 -- claim_revisits --
 -- Maintenance: fetched pages due for a revisit, most relevant first, then oldest, off
--- doc_revisit; fetched again with If-None-Match so an unchanged page costs a 304.
+-- doc_revisit; fetched again with If-None-Match and If-Modified-Since (the validators
+-- the server gave) so an unchanged page costs a 304.
 WITH batch AS (
     SELECT oid
     FROM doc
@@ -110,7 +111,7 @@ UPDATE doc AS d
 SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
 FROM batch
 WHERE d.oid = batch.oid
-RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.etag;
+RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.etag, d.last_modified;
 
 -- recover_expired_leases --
 -- URLs whose crawler died: back where they came from (the frontier, or the fetched

@@ -11,7 +11,7 @@
 CREATE TEMP TABLE IF NOT EXISTS stage_result (
     oid bigint, state smallint, http_status smallint, error varchar(64),
     content_type varchar(128), content_hash bigint, title text, etag varchar(128),
-    sid integer, depth smallint, link_state smallint
+    last_modified varchar(64), sid integer, depth smallint, link_state smallint
 ) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_text (oid bigint, text text) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_link (
@@ -69,7 +69,8 @@ ON CONFLICT (oid) DO UPDATE SET text = EXCLUDED.text;
 -- store_results --
 -- Fetched pages leave the frontier with a fetch number; failed tries count and, while
 -- tries remain, go back (num_tries asc puts them behind every untried URL). A revisit
--- answered 304 keeps the page's type, title, hash and ETag, and its classification;
+-- answered 304 keeps the page's type, title, hash, ETag and Last-Modified, and its
+-- classification;
 -- any other fetched page goes to the classifier's queue (model_id NULL).
 UPDATE doc AS d
 SET state = r.state,
@@ -79,6 +80,7 @@ SET state = r.state,
     content_hash = coalesce(r.content_hash, d.content_hash),
     title = coalesce(r.title, d.title),
     etag = coalesce(r.etag, d.etag),
+    last_modified = coalesce(r.last_modified, d.last_modified),
     lease_until = NULL,
     model_id = CASE WHEN r.state = 2 AND r.http_status IS DISTINCT FROM 304
                     THEN NULL ELSE d.model_id END,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import httpcore
 
+from focuscrawl.crawler.network import PrivateAddress, PublicOnlyBackend
 from focuscrawl.errors import ConfigError
 
 __all__ = ["FetchConfig", "FetchResult", "Fetcher"]
@@ -45,6 +46,7 @@ class FetchResult:
     location: str | None = None
     retry_after: float | None = None
     etag: str | None = None
+    last_modified: str | None = None
     #: an error class when the fetch failed: timeout, connect, too_large, protocol, ...
     error: str | None = None
 
@@ -97,10 +99,14 @@ class Fetcher:
     CPU a fetch (0.28 -> 0.17 ms against the web-in-a-box, one thread). None of what
     those layers add is used by a crawler: redirects are recorded hop by hop by the
     crawler, no cookies are kept, and bodies are read and decompressed here.
+
+    With ``public_only`` it connects to public addresses only, checked as it connects
+    (``focuscrawl.crawler.network``); a fetch refused so fails with ``private_address``.
     """
 
-    def __init__(self, config: FetchConfig) -> None:
+    def __init__(self, config: FetchConfig, public_only: bool = False) -> None:
         self.config = config
+        self._backend = PublicOnlyBackend() if public_only else None
         # Through an HTTP forward proxy every request goes to the proxy itself with an
         # absolute-form target, so one pool of keep-alive connections to the proxy serves
         # every host (a proxying pool would keep a connection per origin host, which
@@ -131,6 +137,7 @@ class Fetcher:
                 max_connections=keepalive + 1,
                 max_keepalive_connections=keepalive,
                 keepalive_expiry=KEEPALIVE_EXPIRY_S,
+                network_backend=self._backend,
             )
             self._local.pool = pool
             with self._pools_lock:
@@ -143,7 +150,10 @@ class Fetcher:
         for pool in pools:
             pool.close()
 
-    def fetch(self, url: str, etag: str | None = None) -> FetchResult:
+    def fetch(
+        self, url: str, etag: str | None = None, last_modified: str | None = None
+    ) -> FetchResult:
+        """GET ``url``; with the validators of an earlier fetch, conditionally."""
         result = FetchResult(url)
         scheme = url.partition("://")[0].lower()
         if scheme not in ("http", "https") or (self._proxy is not None and scheme != "http"):
@@ -163,6 +173,9 @@ class Fetcher:
         headers = [(b"Host", authority), *self._headers]
         if etag:
             headers.append((b"If-None-Match", etag.encode("latin-1", errors="replace")))
+        if last_modified:
+            since = last_modified.encode("latin-1", errors="replace")
+            headers.append((b"If-Modified-Since", since))
         deadline = time.monotonic() + self.config.total_timeout
         try:
             request = httpcore.Request(
@@ -175,6 +188,7 @@ class Fetcher:
                 result.content_type = fields.get("content-type", "")
                 result.location = fields.get("location")
                 result.etag = fields.get("etag")
+                result.last_modified = fields.get("last-modified")
                 result.retry_after = _retry_after(fields.get("retry-after"))
                 proxy_error = fields.get("proxy-status", "")
                 if response.status == 502 and "error=" in proxy_error:
@@ -190,6 +204,8 @@ class Fetcher:
             result.error = "too_large"
         except (httpcore.TimeoutException, _TooSlow):
             result.error = "timeout"
+        except PrivateAddress:
+            result.error = "private_address"
         except httpcore.ConnectError:
             result.error = "connect"
         except (httpcore.RemoteProtocolError, httpcore.LocalProtocolError):

@@ -12,9 +12,7 @@ and returns every URL claimed but not fetched to the frontier untouched.
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import logging
-import socket
 import sys
 import threading
 import time
@@ -99,7 +97,10 @@ class Crawler:
             ensure_branch(engine, config.mode.schema_branch)
         self.engine = engine
         self.config = config
-        self.fetcher = Fetcher(config.fetch)
+        # without a proxy the crawler connects to hosts itself: to public addresses only,
+        # unless allowed (the proxy to the web-in-a-box is allowed by being configured)
+        public_only = config.fetch.proxy is None and not config.allow_private_hosts
+        self.fetcher = Fetcher(config.fetch, public_only=public_only)
         self.robots = RobotsCache(config.fetch.user_agent)
         self.scheduler = HostScheduler()
         self.store = Store(engine)
@@ -108,7 +109,6 @@ class Crawler:
         self._local = _Connections()
         self._in_flight = 0
         self._lock = threading.Lock()
-        self._private: dict[str, bool] = {}
         self._dsn = engine_dsn(engine)
 
     # -- database helpers -------------------------------------------------------
@@ -352,16 +352,18 @@ class Crawler:
                 self._finish(Outcome(claim, DocState.EXCLUDED, error="site_limit"))
             elif robots_stale:
                 # robots.txt is a request too: the page waits for the host's next turn
-                _, crawl_delay, ok = self._fetch_robots(claim)
+                _, crawl_delay, error = self._fetch_robots(claim)
                 held.delay = max(self.config.host_delay, crawl_delay or 0.0)
-                if ok:
+                if error is None:
                     held.again = True
+                elif error == "private_address":
+                    self._finish(Outcome(claim, DocState.EXCLUDED, error=error))
                 else:
                     self._finish(self._retry_or_fail(claim, "robots_unavailable", None))
             elif not self.robots.allowed(claim.sid, robots_txt, claim.url):
                 self._finish(Outcome(claim, DocState.EXCLUDED, error="robots"))
             else:
-                result = self.fetcher.fetch(claim.url, claim.etag)
+                result = self.fetcher.fetch(claim.url, claim.etag, claim.last_modified)
                 held.taken = 1
                 if result.retry_after is not None:
                     held.delay = max(held.delay, result.retry_after)
@@ -379,24 +381,11 @@ class Crawler:
         repeats = max((segments.count(s) for s in set(segments)), default=0)
         if repeats >= self.config.max_segment_repeats:
             return "repeated_segments"
-        if self.config.fetch.proxy is None and not self.config.allow_private_hosts:
-            host = urlsplit(claim.url).hostname or ""
-            if self._is_private(host):
-                return "private_address"
         return None
 
-    def _is_private(self, host: str) -> bool:
-        if host not in self._private:
-            try:
-                addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
-            except OSError:
-                addresses = set()
-            self._private[host] = any(
-                not ipaddress.ip_address(str(a).split("%")[0]).is_global for a in addresses
-            )
-        return self._private[host]
-
-    def _fetch_robots(self, claim: Claim) -> tuple[str | None, float | None, bool]:
+    def _fetch_robots(self, claim: Claim) -> tuple[str | None, float | None, str | None]:
+        """Fetch and store the robots.txt of ``claim``'s host: (text, Crawl-delay, None),
+        or (None, None, the fetch's error class) when it could not be had."""
         parts = urlsplit(claim.url)
         result = self.fetcher.fetch(f"{parts.scheme}://{parts.netloc}/robots.txt")
         if result.status == 200:
@@ -404,7 +393,7 @@ class Crawler:
         elif result.status is not None and 400 <= result.status < 500:
             text = ""  # no robots.txt: everything is allowed
         else:
-            return None, None, False
+            return None, None, result.error or f"http_{result.status}"
         crawl_delay = self.robots.crawl_delay(claim.sid, text)
         params = {
             "sid": claim.sid,
@@ -414,7 +403,7 @@ class Crawler:
             "ttl_seconds": self.config.robots_ttl_seconds,
         }
         self._sql("store_robots", params)
-        return text, crawl_delay, True
+        return text, crawl_delay, None
 
     def _retry_or_fail(self, claim: Claim, error: str, status: int | None) -> Outcome:
         final = claim.num_tries + 1 >= self.config.max_tries
@@ -424,6 +413,8 @@ class Crawler:
     def _outcome(self, claim: Claim, result: FetchResult) -> Outcome:
         status = result.status
         if result.error is not None:
+            if result.error == "private_address":
+                return Outcome(claim, DocState.EXCLUDED, status, result.error)
             if result.error == "too_large":
                 media = result.media_type or None
                 return Outcome(claim, DocState.FAILED, status, "too_large", media)
@@ -459,6 +450,10 @@ class Crawler:
             links=[] if page.nofollow else list(page.links),
             link_state=self._link_state(),
             etag=result.etag[:128] if result.etag else None,
+            # a longer value is no HTTP date (29 characters), and is not kept
+            last_modified=result.last_modified
+            if result.last_modified and len(result.last_modified) <= 64
+            else None,
         )
 
     def _link_state(self) -> DocState:

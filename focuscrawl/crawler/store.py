@@ -38,8 +38,9 @@ class Claim:
     sid: int
     num_tries: int
     depth: int
-    #: the ETag of the last fetch, when this is a revisit
+    #: the ETag and Last-Modified of the last fetch, when this is a revisit
     etag: str | None = None
+    last_modified: str | None = None
     #: a maintenance revisit of a fetched page (trap guards do not apply)
     revisit: bool = False
 
@@ -58,6 +59,7 @@ class Outcome:
     links: list[tuple[str, str | None]] = field(default_factory=list)
     link_state: DocState = DocState.FRONTIER
     etag: str | None = None
+    last_modified: str | None = None
 
 
 _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": None})
@@ -189,7 +191,7 @@ class Store:
             results.append(
                 (claim.oid, int(outcome.state), outcome.http_status, outcome.error,
                  outcome.content_type, outcome.content_hash, outcome.title, outcome.etag,
-                 claim.sid, claim.depth, int(outcome.link_state))
+                 outcome.last_modified, claim.sid, claim.depth, int(outcome.link_state))
             )  # fmt: skip
             if outcome.text is not None:
                 texts.append((claim.oid, outcome.text))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import email.utils
 import ipaddress
 import signal
 import threading
@@ -96,8 +97,14 @@ class WebBox:
     faults: bool = True
     log: RequestLog | None = None
 
-    def respond(self, url: str, if_none_match: str | None) -> tuple[str, Response]:
-        """Return (host, response) for an absolute URL."""
+    def respond(
+        self, url: str, if_none_match: str | None, if_modified_since: str | None = None
+    ) -> tuple[str, Response]:
+        """Return (host, response) for an absolute URL and the request's validators.
+
+        As RFC 9110 (13.2.2) orders them: If-None-Match when the request has it, else
+        If-Modified-Since against the page's Last-Modified.
+        """
         try:
             normal = normalize_url(url)
         except InvalidURL as exc:
@@ -124,10 +131,28 @@ class WebBox:
         headers = page.headers
         if page.status == 200:
             etag = f'"{zlib.crc32(page.body):08x}-{len(page.body):x}"'
-            if if_none_match is not None and etag in if_none_match:
-                return host, Response(304, (("ETag", etag), ("Last-Modified", LAST_MODIFIED)))
-            headers = (*headers, ("ETag", etag), ("Last-Modified", LAST_MODIFIED))
+            validators = (("ETag", etag), ("Last-Modified", LAST_MODIFIED))
+            if if_none_match is not None:
+                if etag in if_none_match:
+                    return host, Response(304, validators)
+            elif _not_modified_since(LAST_MODIFIED, if_modified_since):
+                return host, Response(304, validators)
+            headers = (*headers, *validators)
         return host, Response(page.status, headers, page.body)
+
+
+def _not_modified_since(last_modified: str, if_modified_since: str | None) -> bool:
+    """The page last modified at ``last_modified`` has not changed since the request's
+    date (an invalid date is ignored, as RFC 9110 asks)."""
+    if not if_modified_since:
+        return False
+    try:
+        since = email.utils.parsedate_to_datetime(if_modified_since)
+    except (TypeError, ValueError):
+        return False
+    if since.tzinfo is None:
+        return False  # HTTP dates are GMT; a date without a zone is not one
+    return email.utils.parsedate_to_datetime(last_modified) <= since
 
 
 def _serialise(response: Response, keep_alive: bool, head_only: bool) -> bytes:
@@ -212,7 +237,9 @@ class _Connection(asyncio.Protocol):
             )
             return
         url = target if proxied else f"http://{headers.get('host', '')}{target}"
-        host, response = self.box.respond(url, headers.get("if-none-match"))
+        host, response = self.box.respond(
+            url, headers.get("if-none-match"), headers.get("if-modified-since")
+        )
         if self.box.log is not None:
             path = url.split(host, 1)[1] if host and host in url else target
             self.box.log.write(arrived, host, path or "/", response.status, len(response.body))

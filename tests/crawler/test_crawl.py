@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 
 from focuscrawl.crawler.config import Mode
@@ -82,30 +83,37 @@ def test_max_pages_stops_and_returns_unfetched_claims(
     assert by_state[DocState.FETCHED] == 25 and DocState.LEASED not in by_state
 
 
+@pytest.mark.parametrize("validator", ["etag", "last_modified"])
 def test_maintenance_revisits_fetched_pages_with_conditional_requests(
-    engine: sa.Engine, webbox: WebBoxThread, synthetic: SyntheticCorpus
+    engine: sa.Engine, webbox: WebBoxThread, synthetic: SyntheticCorpus, validator: str
 ) -> None:
     crawl(engine, webbox.proxy, [synthetic.url(40)], max_pages=30)
     with engine.connect() as connection:
         before = dict(
             connection.exec_driver_sql("SELECT oid, fetch_seq FROM doc WHERE state = 2").all()
         )
-        etags = connection.exec_driver_sql("SELECT count(etag) FROM doc WHERE state = 2").scalar()
-    assert len(before) == 30 and etags == 30
+        etags, dates = connection.exec_driver_sql(
+            "SELECT count(etag), count(last_modified) FROM doc WHERE state = 2"
+        ).one()
+    assert len(before) == 30 and etags == 30 and dates == 30
     # nothing new is left to crawl, so every claim is a revisit of a fetched page
     with engine.begin() as connection:
         connection.exec_driver_sql("UPDATE doc SET state = 5 WHERE state = 0")
+        # a server that gave only one validator: the revisit sends that one
+        other = "last_modified" if validator == "etag" else "etag"
+        connection.exec_driver_sql(f"UPDATE doc SET {other} = NULL")
     stats = crawl(engine, webbox.proxy, [], max_pages=30, revisit_after_seconds=0.0)
     with engine.connect() as connection:
         after = connection.exec_driver_sql(
-            "SELECT oid, fetch_seq, http_status, title FROM doc WHERE oid = ANY(%(oids)s)",
+            f"SELECT oid, fetch_seq, http_status, title, {validator} AS kept FROM doc "
+            "WHERE oid = ANY(%(oids)s)",
             {"oids": list(before)},
         ).all()
     assert stats.fetched >= 30
     revisited = [r for r in after if r.fetch_seq != before[r.oid]]
     assert len(revisited) == 30
     assert {r.http_status for r in revisited} == {304}
-    assert all(r.title for r in revisited)  # a 304 keeps what the page had
+    assert all(r.title and r.kept for r in revisited)  # a 304 keeps what the page had
 
 
 def test_private_addresses_are_refused_unless_allowed(
@@ -117,6 +125,18 @@ def test_private_addresses_are_refused_unless_allowed(
     with engine.connect() as connection:
         row = connection.exec_driver_sql("SELECT state, error FROM doc").one()
     assert (row.state, row.error) == (DocState.EXCLUDED, "private_address")
+    # refused at the page too, with robots.txt already known (as if the host had
+    # resolved to a public address when it was fetched): the check is made on connecting
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE doc SET state = 0, error = NULL, num_tries = 0")
+        connection.exec_driver_sql(
+            "UPDATE site SET robots_status = 404, robots_txt = '', "
+            "robots_expires_at = now() + interval '1 hour'"
+        )
+    crawl(engine, "", [], proxy_none=True)
+    with engine.connect() as connection:
+        row = connection.exec_driver_sql("SELECT state, error, num_tries FROM doc").one()
+    assert (row.state, row.error, row.num_tries) == (DocState.EXCLUDED, "private_address", 1)
     with engine.begin() as connection:
         connection.exec_driver_sql("UPDATE doc SET state = 0, error = NULL")
     crawl(engine, "", [], proxy_none=True, allow_private_hosts=True, max_tries=1)

@@ -1,17 +1,20 @@
 """What the fetcher sends: the configured User-Agent, compression it can undo, the ETag
-of a revisit, and no cookies, even to a server that sets them."""
+and Last-Modified of a revisit, and no cookies, even to a server that sets them."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
+from typing import Any, ClassVar
 
+import httpcore
 import pytest
 
 from focuscrawl.crawler.fetch import FetchConfig, Fetcher
+from focuscrawl.crawler.network import PrivateAddress, PublicOnlyBackend, is_public
 from focuscrawl.errors import ConfigError
 
 
@@ -43,11 +46,12 @@ def server() -> Iterator[str]:
     httpd.server_close()
 
 
-def test_requests_carry_the_agent_and_etag_and_no_cookies(server: str) -> None:
+def test_requests_carry_the_agent_and_validators_and_no_cookies(server: str) -> None:
     fetcher = Fetcher(FetchConfig(user_agent="testbot/1.0 (+http://a.example/)"))
+    date = "Thu, 01 Jan 2026 00:00:00 GMT"
     try:
         first = fetcher.fetch(f"{server}/a")
-        second = fetcher.fetch(f"{server}/b", etag='"v1"')
+        second = fetcher.fetch(f"{server}/b", etag='"v1"', last_modified=date)
     finally:
         fetcher.close()
     assert (first.status, first.charset, first.media_type) == (200, "utf-8", "text/html")
@@ -57,6 +61,7 @@ def test_requests_carry_the_agent_and_etag_and_no_cookies(server: str) -> None:
     assert one["accept-encoding"] == "gzip, deflate"
     assert one["host"] == server.removeprefix("http://")
     assert "if-none-match" not in one and two["if-none-match"] == '"v1"'
+    assert "if-modified-since" not in one and two["if-modified-since"] == date
     assert "cookie" not in two  # the first response set one
 
 
@@ -121,3 +126,73 @@ def test_a_bad_proxy_is_a_config_error_that_says_why(proxy: str, says: str) -> N
     with pytest.raises(ConfigError, match=says) as info:
         Fetcher(FetchConfig(proxy=proxy))
     assert "\n" not in str(info.value)
+
+
+def test_public_only_fetcher_refuses_private_hosts_before_sending(server: str) -> None:
+    port = server.rsplit(":", 1)[1]
+    fetcher = Fetcher(FetchConfig(), public_only=True)
+    try:
+        results = [fetcher.fetch(f"http://{host}:{port}/a") for host in ("127.0.0.1", "localhost")]
+    finally:
+        fetcher.close()
+    assert [r.error for r in results] == ["private_address", "private_address"]
+    assert _Recorder.seen == []  # nothing reached the server
+
+
+def _resolver(*addresses: str) -> Any:
+    calls: list[str] = []
+
+    def resolve(host: str, port: int, **_: Any) -> list[tuple[Any, ...]]:
+        calls.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in addresses]
+
+    resolve.calls = calls  # type: ignore[attr-defined]
+    return resolve
+
+
+def test_the_connection_goes_to_the_address_that_was_checked(server: str) -> None:
+    """A rebinding host cannot answer one address to the check and another to the
+    connection: the backend connects to the addresses of its own lookup. Here the
+    lookup says 127.0.0.1 (allowed for the test) for a name no DNS knows."""
+    port = int(server.rsplit(":", 1)[1])
+    resolve = _resolver("127.0.0.1")
+    backend = PublicOnlyBackend(resolve=resolve, allowed=lambda address: True)
+    with httpcore.ConnectionPool(network_backend=backend) as pool:
+        response = pool.request("GET", f"http://rebind.invalid:{port}/a")
+    assert response.status == 200
+    assert resolve.calls == ["rebind.invalid"]
+    assert _Recorder.seen[0]["host"] == f"rebind.invalid:{port}"
+
+
+def test_hosts_with_private_addresses_only_are_refused() -> None:
+    backend = PublicOnlyBackend(resolve=_resolver("127.0.0.1", "10.0.0.7"))
+    with pytest.raises(PrivateAddress, match=r"no public address \(127.0.0.1, 10.0.0.7\)"):
+        backend.connect_tcp("inside.invalid", 80)
+
+    def unresolvable(*_: Any, **__: Any) -> list[tuple[Any, ...]]:
+        raise socket.gaierror(-2, "Name or service not known")
+
+    with pytest.raises(httpcore.ConnectError, match=r"cannot resolve nowhere\.invalid"):
+        PublicOnlyBackend(resolve=unresolvable).connect_tcp("nowhere.invalid", 80)
+
+
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [
+        ("8.8.8.8", True),
+        ("2001:4860:4860::8888", True),
+        ("127.0.0.1", False),
+        ("10.1.2.3", False),
+        ("192.168.0.1", False),
+        ("169.254.169.254", False),  # cloud metadata
+        ("100.64.0.1", False),  # carrier-grade NAT
+        ("::1", False),
+        ("fe80::1%eth0", False),
+        ("fc00::1", False),
+        ("::ffff:127.0.0.1", False),
+        ("0.0.0.0", False),
+        ("not an address", False),
+    ],
+)
+def test_is_public(address: str, public: bool) -> None:
+    assert is_public(address) is public

@@ -66,6 +66,28 @@ def test_conditional_get_and_head(client: httpx.Client) -> None:
     assert head.headers["content-length"] == str(len(first.content))
 
 
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"If-Modified-Since": "Thu, 01 Jan 2026 00:00:00 GMT"}, 304),  # the page's own date
+        ({"If-Modified-Since": "Sat, 01 Aug 2026 12:00:00 GMT"}, 304),  # later
+        ({"If-Modified-Since": "Wed, 31 Dec 2025 23:59:59 GMT"}, 200),  # a second before
+        ({"If-Modified-Since": "yesterday"}, 200),  # no date: ignored
+        ({"If-Modified-Since": "Thu, 01 Jan 2026 00:00:00"}, 200),  # no zone: no HTTP date
+        # If-None-Match decides when both are sent (RFC 9110, 13.2.2)
+        ({"If-None-Match": '"other"', "If-Modified-Since": "Sat, 01 Aug 2026 12:00:00 GMT"}, 200),
+    ],
+)
+def test_if_modified_since_against_last_modified(
+    client: httpx.Client, headers: dict[str, str], status: int
+) -> None:
+    first = client.get("http://a.example/")
+    assert first.headers["last-modified"] == "Thu, 01 Jan 2026 00:00:00 GMT"
+    again = client.get("http://a.example/", headers=headers)
+    assert again.status_code == status
+    assert again.content == (b"" if status == 304 else first.content)
+
+
 def test_pipelined_requests_are_answered_in_order(server: WebBoxThread) -> None:
     payload = (
         b"GET http://a.example/about HTTP/1.1\r\nHost: a.example\r\n\r\n"
