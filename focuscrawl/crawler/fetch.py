@@ -47,6 +47,7 @@ class FetchResult:
     retry_after: float | None = None
     etag: str | None = None
     last_modified: str | None = None
+    x_robots_tag: str | None = None
     #: an error class when the fetch failed: timeout, connect, too_large, protocol, ...
     error: str | None = None
 
@@ -189,6 +190,7 @@ class Fetcher:
                 result.location = fields.get("location")
                 result.etag = fields.get("etag")
                 result.last_modified = fields.get("last-modified")
+                result.x_robots_tag = fields.get("x-robots-tag")
                 result.retry_after = _retry_after(fields.get("retry-after"))
                 proxy_error = fields.get("proxy-status", "")
                 if response.status == 502 and "error=" in proxy_error:

@@ -104,11 +104,14 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
         if href:
             base = urljoin(url, href.strip())
             break
+    refresh = None
     for meta in root.iter("meta"):
         if (meta.get("name") or "").lower() == "robots":
             content = (meta.get("content") or "").lower()
             page.noindex = page.noindex or "noindex" in content or "none" in content
             page.nofollow = page.nofollow or "nofollow" in content or "none" in content
+        elif (meta.get("http-equiv") or "").lower() == "refresh" and refresh is None:
+            refresh = _refresh_target(meta.get("content") or "")
     for link in root.iter("link"):
         if "canonical" in (link.get("rel") or "").lower().split() and link.get("href"):
             page.canonical = absolute_url(base, link.get("href") or "")
@@ -117,6 +120,11 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
     page.title = _clean(_text(title))[:1000] if title is not None else ""
     if not page.nofollow:
         seen: set[str] = set()
+        # a refresh (a redirect in markup) is an out-link, first, with no anchor text
+        target = absolute_url(base, refresh) if refresh else None
+        if target is not None:
+            seen.add(target)
+            page.links.append((target, ""))
         for element in root.iter("a", "area", "frame", "iframe"):
             attribute = "src" if element.tag in ("frame", "iframe") else "href"
             target = absolute_url(base, element.get(attribute) or "")
@@ -128,6 +136,15 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
     etree.strip_elements(root, *_INVISIBLE, etree.Comment, with_tail=False)
     page.text = _clean(_text(root))
     return page
+
+
+_REFRESH = re.compile(r"""\s*[0-9.]*\s*[;,]?\s*(?:url\s*=\s*)?(["']?)(.*?)\1\s*""", re.I)
+
+
+def _refresh_target(content: str) -> str | None:
+    """The URL of a ``<meta http-equiv="refresh" content="5; url=...">``, if it has one."""
+    match = _REFRESH.fullmatch(content)
+    return match.group(2).strip() or None if match else None
 
 
 # the text nodes under an element, as itertext() gives them, three times faster

@@ -28,7 +28,7 @@ from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import Fetcher, FetchResult
 from focuscrawl.crawler.parse import absolute_url, parse_html
 from focuscrawl.crawler.politeness import HostScheduler
-from focuscrawl.crawler.robots import RobotsCache
+from focuscrawl.crawler.robots import RobotsCache, header_directives
 from focuscrawl.crawler.store import Claim, Outcome, Store
 from focuscrawl.database import (
     OUTAGE_RETRY_S,
@@ -438,6 +438,9 @@ class Crawler:
         if media not in HTML_TYPES:
             return Outcome(claim, DocState.FETCHED, status, content_type=media[:128] or None)
         page = parse_html(result.body, claim.url, result.charset)
+        tags = header_directives(result.x_robots_tag, self.robots.agent)
+        noindex = page.noindex or bool(tags & {"noindex", "none"})
+        nofollow = page.nofollow or bool(tags & {"nofollow", "none"})
         digest = hashlib.md5(page.text.encode("utf-8"), usedforsecurity=False).digest()
         return Outcome(
             claim,
@@ -446,8 +449,8 @@ class Crawler:
             content_type=media,
             content_hash=int.from_bytes(digest[:8], "big", signed=True),
             title=page.title or None,
-            text=None if page.noindex else page.text,
-            links=[] if page.nofollow else list(page.links),
+            text=None if noindex else page.text,
+            links=[] if nofollow else list(page.links),
             link_state=self._link_state(),
             etag=result.etag[:128] if result.etag else None,
             # a longer value is no HTTP date (29 characters), and is not kept

@@ -1,4 +1,5 @@
-"""robots.txt rules per site, parsed with protego and cached in the process."""
+"""robots.txt rules per site, parsed with protego and cached in the process; and the
+``X-Robots-Tag`` header, the HTTP twin of ``<meta name="robots">``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,33 @@ import threading
 
 from protego import Protego
 
-__all__ = ["RobotsCache"]
+__all__ = ["RobotsCache", "header_directives"]
+
+#: X-Robots-Tag directives that take a value after a colon (anything else before a
+#: colon names the crawler the directives after it are for)
+_VALUED = {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
+
+
+def header_directives(value: str | None, agent: str) -> set[str]:
+    """The ``X-Robots-Tag`` directives (lower case) that apply to ``agent``.
+
+    ``noindex, nofollow`` applies to every crawler; ``otherbot: noindex`` to that one
+    only, and a name applies to the directives after it until the next name.
+    """
+    if not value:
+        return set()
+    agent = agent.lower()
+    directives: set[str] = set()
+    applies = True
+    for part in value.lower().split(","):
+        name, colon, rest = part.partition(":")
+        name = name.strip()
+        if colon and name not in _VALUED:
+            applies = name == agent
+            name = rest.strip()
+        if applies and name:
+            directives.add(name.partition(":")[0].strip())
+    return directives
 
 
 class RobotsCache:

@@ -8,8 +8,12 @@ Every fault has its own host, so a crawler meets it as it would a broken site:
 ``timeout.faults.example/*``   accepts the request and never answers
 ``status.faults.example/C``    status C (404, 410, 500, 503 + ``Retry-After: 2``, ...)
 ``redirect.faults.example``    ``/chain/N`` 301s N times then 200; ``/loop/a`` <-> ``/loop/b``
-                               302 forever; ``/offsite`` 301s to another host
-``robots.faults.example``      robots.txt disallows ``/private/``, ``Crawl-delay: 2``
+                               302 forever; ``/offsite`` 301s to another host;
+                               ``/refresh`` a 200 page whose ``<meta http-equiv=refresh>``
+                               leads to ``/refreshed``
+``robots.faults.example``      robots.txt disallows ``/private/``, ``Crawl-delay: 2``;
+                               ``/header/none`` says ``X-Robots-Tag: noindex, nofollow``,
+                               ``/header/otherbot`` says it to another crawler only
 ``types.faults.example``       ``/report.pdf`` (application/pdf), ``/photo.png``
                                (image/png), ``/mislabeled`` (PNG bytes served as text/html)
 ``big.faults.example/``        a 12 MB HTML page
@@ -53,8 +57,9 @@ def fault_urls() -> list[str]:
     """One URL of every fault, as linked from the index."""
     paths = [
         "slow/3", "timeout/", "status/404", "status/410", "status/500", "status/503",
-        "redirect/chain/3", "redirect/loop/a", "redirect/offsite", "robots/public/1",
-        "robots/private/1", "types/report.pdf", "types/photo.png", "types/mislabeled", "big/",
+        "redirect/chain/3", "redirect/loop/a", "redirect/offsite", "redirect/refresh",
+        "robots/public/1", "robots/private/1", "robots/header/none",
+        "robots/header/otherbot", "types/report.pdf", "types/photo.png", "types/mislabeled", "big/",
         "gzip/page", "gzip/bomb", "charset/latin1", "charset/latin1-says-utf8",
         "charset/cp1252-meta", "charset/utf8-bom", "charset/undeclared", "malformed/unclosed",
         "malformed/garbage", "trap/calendar/2026/11", "trap/shop?sessionid=1", "dup/a", "dup/b",
@@ -191,7 +196,12 @@ def fault_response(url: str) -> Response:
     if kind == "redirect":
         return _redirect(path)
     if kind == "robots":
-        return _ok("Robots " + path, "<p>Crawlers may or may not read this.</p>")
+        tags = {"/header/none": "noindex, nofollow", "/header/otherbot": "otherbot: noindex"}
+        text = "<p>Crawlers may or may not read this.</p>"
+        if path not in tags:
+            return _ok("Robots " + path, text)
+        page = _ok("Robots " + path, f'{text}<p><a href="{path}/next">next</a></p>')
+        return Response(200, (*page.headers, ("X-Robots-Tag", tags[path])), page.body)
     if kind == "types":
         types = {
             "/report.pdf": ("application/pdf", _PDF),
@@ -241,4 +251,9 @@ def _redirect(path: str) -> Response:
         return moved(302, "/loop/a")
     if parts == ["offsite"]:
         return moved(301, f"http://dup.{DOMAIN}/a")
+    if parts == ["refresh"]:
+        head = '<meta http-equiv="Refresh" content="0; URL=\'/refreshed\'">'
+        return _ok("Refresh", f"{head}<p>This page has moved.</p>")
+    if parts == ["refreshed"]:
+        return _ok("Refreshed", "<p>The page a refresh led to.</p>")
     return Response(404, HTML, html_page("Not found", ""))

@@ -54,6 +54,16 @@ def test_crawling_every_fault_ends_in_the_right_stored_state(
     check(f"http://redirect.{F}/loop/a", DocState.FETCHED, 302)
     check(f"http://redirect.{F}/loop/b", DocState.FETCHED, 302)
     check(f"http://redirect.{F}/offsite", DocState.FETCHED, 301)
+    # a meta refresh is a link to follow; the page itself is a page
+    check(f"http://redirect.{F}/refresh", DocState.FETCHED, 200)
+    check(f"http://redirect.{F}/refreshed", DocState.FETCHED, 200)
+    # X-Robots-Tag: noindex, nofollow keeps the text and the links out ...
+    check(f"http://robots.{F}/header/none", DocState.FETCHED, 200)
+    assert doc[f"http://robots.{F}/header/none"].text is None
+    assert f"http://robots.{F}/header/none/next" not in doc
+    # ... unless it is said to another crawler
+    assert "Crawlers may" in doc[f"http://robots.{F}/header/otherbot"].text
+    check(f"http://robots.{F}/header/otherbot/next", DocState.FETCHED, 200)
     check(f"http://robots.{F}/public/1", DocState.FETCHED, 200)
     check(f"http://robots.{F}/private/1", DocState.EXCLUDED, None, "robots")
     assert crawl_delay == 2.0

@@ -53,6 +53,29 @@ def test_meta_robots_and_rel_nofollow_and_canonical() -> None:
 
 
 @pytest.mark.parametrize(
+    ("content", "links"),
+    [
+        ("0; URL='/moved'", ["http://a.example/moved", "http://a.example/x"]),
+        ("5;url=http://b.example/y", ["http://b.example/y", "http://a.example/x"]),
+        ("3; next.html", ["http://a.example/dir/next.html", "http://a.example/x"]),
+        ("0; url=/x", ["http://a.example/x"]),  # once, first, with no anchor text
+        ("30", ["http://a.example/x"]),  # reload only
+        ("0; url=javascript:go()", ["http://a.example/x"]),
+    ],
+)
+def test_a_meta_refresh_is_an_out_link(content: str, links: list[str]) -> None:
+    body = f'<html><head><meta http-equiv="Refresh" content="{content}"></head>'
+    page = parse_html((body + '<body><a href="/x">x</a></body>').encode(), BASE)
+    assert [url for url, _ in page.links] == links
+    # a URL both refreshed to and linked is kept once, as the refresh (no anchor text)
+    assert dict(page.links)["http://a.example/x"] == ("" if content == "0; url=/x" else "x")
+    nofollow = parse_html(
+        (body + '<meta name="robots" content="nofollow"><a href="/x">x</a>').encode(), BASE
+    )
+    assert nofollow.links == []
+
+
+@pytest.mark.parametrize(
     ("body", "declared", "expected"),
     [
         ("Café".encode(), "utf-8", "utf-8"),
