@@ -46,6 +46,10 @@ log = logging.getLogger("focuscrawl.crawler")
 TAKE_TIMEOUT = 0.2
 RECOVER_EVERY_S = 30.0
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+REDIRECTS = (301, 302, 303, 307, 308)
+#: redirects of a robots.txt followed (RFC 9309: at least five); past them, or to
+#: nowhere, the file counts as unavailable, like a 4xx: everything is allowed
+MAX_ROBOTS_REDIRECTS = 5
 #: statements run for every page, prepared on each worker connection (planned once)
 PER_PAGE_STATEMENTS = ("acquire_site", "release_site")
 
@@ -387,11 +391,20 @@ class Crawler:
         """Fetch and store the robots.txt of ``claim``'s host: (text, Crawl-delay, None),
         or (None, None, the fetch's error class) when it could not be had."""
         parts = urlsplit(claim.url)
-        result = self.fetcher.fetch(f"{parts.scheme}://{parts.netloc}/robots.txt")
-        if result.status == 200:
+        url = f"{parts.scheme}://{parts.netloc}/robots.txt"
+        result = self.fetcher.fetch(url)
+        # many sites redirect it (http to https, to www.): follow, as RFC 9309 asks
+        for _ in range(MAX_ROBOTS_REDIRECTS):
+            target = result.location if result.status in REDIRECTS else None
+            url = (absolute_url(url, target) or "") if target else ""
+            if not url:
+                break
+            result = self.fetcher.fetch(url)
+        status = result.status
+        if status == 200:
             text = result.body.decode("utf-8", errors="replace")[:500_000]
-        elif result.status is not None and 400 <= result.status < 500:
-            text = ""  # no robots.txt: everything is allowed
+        elif status is not None and (400 <= status < 500 or status in REDIRECTS):
+            text = ""  # none, or redirected past the limit or to nowhere: all is allowed
         else:
             return None, None, result.error or f"http_{result.status}"
         crawl_delay = self.robots.crawl_delay(claim.sid, text)
@@ -420,7 +433,7 @@ class Crawler:
                 return Outcome(claim, DocState.FAILED, status, "too_large", media)
             return self._retry_or_fail(claim, result.error, status)
         assert status is not None
-        if status in (301, 302, 303, 307, 308) and result.location:
+        if status in REDIRECTS and result.location:
             target = absolute_url(claim.url, result.location)
             if target is None:
                 return Outcome(claim, DocState.FAILED, status, "bad_redirect")

@@ -11,6 +11,8 @@ Every fault has its own host, so a crawler meets it as it would a broken site:
                                302 forever; ``/offsite`` 301s to another host;
                                ``/refresh`` a 200 page whose ``<meta http-equiv=refresh>``
                                leads to ``/refreshed``
+``moved-robots.faults.example`` robots.txt 301s to robots.faults.example's
+``looping-robots.faults.example`` robots.txt 302s to itself forever
 ``robots.faults.example``      robots.txt disallows ``/private/``, ``Crawl-delay: 2``;
                                ``/header/none`` says ``X-Robots-Tag: noindex, nofollow``,
                                ``/header/otherbot`` says it to another crawler only
@@ -39,7 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from focuscrawl.webbox.response import Response, html_page
 
-__all__ = ["DOMAIN", "ROBOTS", "fault_response", "fault_urls", "is_fault_host"]
+__all__ = ["DOMAIN", "ROBOTS", "fault_response", "fault_robots", "fault_urls", "is_fault_host"]
 
 DOMAIN = "faults.example"
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
@@ -58,12 +60,13 @@ def fault_urls() -> list[str]:
     paths = [
         "slow/3", "timeout/", "status/404", "status/410", "status/500", "status/503",
         "redirect/chain/3", "redirect/loop/a", "redirect/offsite", "redirect/refresh",
-        "robots/public/1", "robots/private/1", "robots/header/none",
-        "robots/header/otherbot", "types/report.pdf", "types/photo.png", "types/mislabeled", "big/",
-        "gzip/page", "gzip/bomb", "charset/latin1", "charset/latin1-says-utf8",
-        "charset/cp1252-meta", "charset/utf8-bom", "charset/undeclared", "malformed/unclosed",
-        "malformed/garbage", "trap/calendar/2026/11", "trap/shop?sessionid=1", "dup/a", "dup/b",
-        "dup/a?ref=1", "refused/",
+        "robots/public/1", "robots/private/1", "robots/header/none", "robots/header/otherbot",
+        "moved-robots/public/1", "moved-robots/private/1", "looping-robots/private/1",
+        "types/report.pdf", "types/photo.png", "types/mislabeled", "big/", "gzip/page",
+        "gzip/bomb", "charset/latin1", "charset/latin1-says-utf8", "charset/cp1252-meta",
+        "charset/utf8-bom", "charset/undeclared", "malformed/unclosed", "malformed/garbage",
+        "trap/calendar/2026/11", "trap/shop?sessionid=1", "dup/a", "dup/b", "dup/a?ref=1",
+        "refused/",
     ]  # fmt: skip
     urls = []
     for path in paths:
@@ -170,6 +173,20 @@ def _trap(path: str, query: str) -> Response:
     return Response(404, HTML, html_page("Not found", ""))
 
 
+def fault_robots(host: str) -> Response:
+    """The robots.txt of a fault host: rules on robots., a redirect to them on
+    moved-robots., a redirect to itself on looping-robots., none elsewhere."""
+    text = (("Content-Type", "text/plain; charset=utf-8"),)
+    if host == f"robots.{DOMAIN}":
+        return Response(200, text, ROBOTS.encode())
+    if host == f"moved-robots.{DOMAIN}":
+        location = f"http://robots.{DOMAIN}/robots.txt"
+        return Response(301, (*text, ("Location", location)), b"moved\n")
+    if host == f"looping-robots.{DOMAIN}":
+        return Response(302, (*text, ("Location", "/robots.txt")), b"moved\n")
+    return Response(404, text, b"no robots.txt\n")
+
+
 def fault_response(url: str) -> Response:
     """The response for a URL under faults.example (404 for unknown paths)."""
     parts = urlsplit(url)
@@ -195,7 +212,7 @@ def fault_response(url: str) -> Response:
         return Response(code, headers, html_page(f"Status {code}", ""))
     if kind == "redirect":
         return _redirect(path)
-    if kind == "robots":
+    if kind in ("robots", "moved-robots", "looping-robots"):
         tags = {"/header/none": "noindex, nofollow", "/header/otherbot": "otherbot: noindex"}
         text = "<p>Crawlers may or may not read this.</p>"
         if path not in tags:

@@ -30,7 +30,7 @@ from typing import IO
 from focuscrawl.errors import ConfigError, InvalidURL
 from focuscrawl.urls import normalize_url
 from focuscrawl.webbox.corpus import Corpus
-from focuscrawl.webbox.faults import ROBOTS, fault_response, is_fault_host
+from focuscrawl.webbox.faults import fault_response, fault_robots, is_fault_host
 from focuscrawl.webbox.response import Response, html_page
 
 __all__ = ["RequestLog", "WebBox", "WebBoxThread", "check_loopback", "serve_forever"]
@@ -113,9 +113,7 @@ class WebBox:
         path = "/" + rest
         if self.faults and is_fault_host(host):
             if path == "/robots.txt":
-                if host.startswith("robots."):
-                    return host, Response(200, _TEXT, ROBOTS.encode())
-                return host, Response(404, _TEXT, b"no robots.txt\n")
+                return host, fault_robots(host)
             return host, fault_response(normal)
         if not self.corpus.has_host(host):
             return host, Response(502, meta={"error": "dns_error"})

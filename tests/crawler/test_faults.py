@@ -29,9 +29,11 @@ def test_crawling_every_fault_ends_in_the_right_stored_state(
             "SELECT d.url, d.state, d.http_status, d.error, d.content_type, d.content_hash, t.text "
             "FROM doc d LEFT JOIN doc_text t USING (oid)"
         ).all()
-        crawl_delay = connection.exec_driver_sql(
-            f"SELECT crawl_delay FROM site WHERE host = 'robots.{F}'"
-        ).scalar()
+        delays = dict(
+            connection.exec_driver_sql(
+                "SELECT host, crawl_delay FROM site WHERE crawl_delay IS NOT NULL"
+            ).all()
+        )
     doc = {r.url: r for r in rows}
 
     def check(
@@ -66,7 +68,12 @@ def test_crawling_every_fault_ends_in_the_right_stored_state(
     check(f"http://robots.{F}/header/otherbot/next", DocState.FETCHED, 200)
     check(f"http://robots.{F}/public/1", DocState.FETCHED, 200)
     check(f"http://robots.{F}/private/1", DocState.EXCLUDED, None, "robots")
-    assert crawl_delay == 2.0
+    assert delays == {f"robots.{F}": 2.0, f"moved-robots.{F}": 2.0}
+    # a robots.txt that redirects is followed to its rules (RFC 9309)
+    check(f"http://moved-robots.{F}/public/1", DocState.FETCHED, 200)
+    check(f"http://moved-robots.{F}/private/1", DocState.EXCLUDED, None, "robots")
+    # past five redirects robots.txt counts as unavailable (4xx): everything is allowed
+    check(f"http://looping-robots.{F}/private/1", DocState.FETCHED, 200)
     assert doc[f"http://types.{F}/report.pdf"].content_type == "application/pdf"
     assert doc[f"http://types.{F}/report.pdf"].text is None
     assert doc[f"http://types.{F}/photo.png"].content_type == "image/png"
