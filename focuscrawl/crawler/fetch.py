@@ -9,6 +9,7 @@ an exception: the worker stores it on the doc row and carries on.
 
 from __future__ import annotations
 
+import email.utils
 import threading
 import time
 import zlib
@@ -82,13 +83,29 @@ def _decoder(encoding: str) -> zlib._Decompress | None:
     return None
 
 
-def _retry_after(value: str | None) -> float | None:
+#: the longest Retry-After honoured (a day)
+MAX_RETRY_AFTER_S = 86_400.0
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a ``Retry-After`` asks to wait: a number of seconds or an HTTP date
+    (RFC 9110, 10.2.3), within 0 and a day; None when absent or unreadable."""
     if value is None:
         return None
+    value = value.strip()
     try:
-        return max(0.0, min(float(value.strip()), 86_400.0))
+        seconds = float(value)
     except ValueError:
-        return None  # an HTTP date: fall back to the host delay
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None  # HTTP dates are GMT; without a zone it is no HTTP date
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, min(seconds, MAX_RETRY_AFTER_S))
 
 
 class Fetcher:
@@ -191,7 +208,7 @@ class Fetcher:
                 result.etag = fields.get("etag")
                 result.last_modified = fields.get("last-modified")
                 result.x_robots_tag = fields.get("x-robots-tag")
-                result.retry_after = _retry_after(fields.get("retry-after"))
+                result.retry_after = retry_after_seconds(fields.get("retry-after"))
                 proxy_error = fields.get("proxy-status", "")
                 if response.status == 502 and "error=" in proxy_error:
                     # the proxy could not reach the origin: a network failure, not a page

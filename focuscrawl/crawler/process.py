@@ -403,8 +403,10 @@ class Crawler:
         status = result.status
         if status == 200:
             text = result.body.decode("utf-8", errors="replace")[:500_000]
-        elif status is not None and (400 <= status < 500 or status in REDIRECTS):
-            text = ""  # none, or redirected past the limit or to nowhere: all is allowed
+        elif status is not None and status != 429 and (400 <= status < 500 or status in REDIRECTS):
+            # none, or redirected past the limit or to nowhere: everything is allowed (a
+            # 429, too many requests, is the server's trouble, as a 5xx is: retried)
+            text = ""
         else:
             return None, None, result.error or f"http_{result.status}"
         crawl_delay = self.robots.crawl_delay(claim.sid, text)

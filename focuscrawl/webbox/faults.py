@@ -13,6 +13,7 @@ Every fault has its own host, so a crawler meets it as it would a broken site:
                                leads to ``/refreshed``
 ``moved-robots.faults.example`` robots.txt 301s to robots.faults.example's
 ``looping-robots.faults.example`` robots.txt 302s to itself forever
+``busy-robots.faults.example``  robots.txt answers 429 Too Many Requests
 ``robots.faults.example``      robots.txt disallows ``/private/``, ``Crawl-delay: 2``;
                                ``/header/none`` says ``X-Robots-Tag: noindex, nofollow``,
                                ``/header/otherbot`` says it to another crawler only
@@ -62,6 +63,7 @@ def fault_urls() -> list[str]:
         "redirect/chain/3", "redirect/loop/a", "redirect/offsite", "redirect/refresh",
         "robots/public/1", "robots/private/1", "robots/header/none", "robots/header/otherbot",
         "moved-robots/public/1", "moved-robots/private/1", "looping-robots/private/1",
+        "busy-robots/public/1",
         "types/report.pdf", "types/photo.png", "types/mislabeled", "big/", "gzip/page",
         "gzip/bomb", "charset/latin1", "charset/latin1-says-utf8", "charset/cp1252-meta",
         "charset/utf8-bom", "charset/undeclared", "malformed/unclosed", "malformed/garbage",
@@ -175,13 +177,16 @@ def _trap(path: str, query: str) -> Response:
 
 def fault_robots(host: str) -> Response:
     """The robots.txt of a fault host: rules on robots., a redirect to them on
-    moved-robots., a redirect to itself on looping-robots., none elsewhere."""
+    moved-robots., a redirect to itself on looping-robots., 429 on busy-robots., none
+    elsewhere."""
     text = (("Content-Type", "text/plain; charset=utf-8"),)
     if host == f"robots.{DOMAIN}":
         return Response(200, text, ROBOTS.encode())
     if host == f"moved-robots.{DOMAIN}":
         location = f"http://robots.{DOMAIN}/robots.txt"
         return Response(301, (*text, ("Location", location)), b"moved\n")
+    if host == f"busy-robots.{DOMAIN}":
+        return Response(429, (*text, ("Retry-After", "1")), b"too many requests\n")
     if host == f"looping-robots.{DOMAIN}":
         return Response(302, (*text, ("Location", "/robots.txt")), b"moved\n")
     return Response(404, text, b"no robots.txt\n")
@@ -212,7 +217,7 @@ def fault_response(url: str) -> Response:
         return Response(code, headers, html_page(f"Status {code}", ""))
     if kind == "redirect":
         return _redirect(path)
-    if kind in ("robots", "moved-robots", "looping-robots"):
+    if kind in ("robots", "moved-robots", "looping-robots", "busy-robots"):
         tags = {"/header/none": "noindex, nofollow", "/header/otherbot": "otherbot: noindex"}
         text = "<p>Crawlers may or may not read this.</p>"
         if path not in tags:

@@ -74,6 +74,8 @@ def test_crawling_every_fault_ends_in_the_right_stored_state(
     check(f"http://moved-robots.{F}/private/1", DocState.EXCLUDED, None, "robots")
     # past five redirects robots.txt counts as unavailable (4xx): everything is allowed
     check(f"http://looping-robots.{F}/private/1", DocState.FETCHED, 200)
+    # a 429 is no permission: the pages wait, and fail when their tries run out
+    check(f"http://busy-robots.{F}/public/1", DocState.FAILED, None, "robots_unavailable")
     assert doc[f"http://types.{F}/report.pdf"].content_type == "application/pdf"
     assert doc[f"http://types.{F}/report.pdf"].text is None
     assert doc[f"http://types.{F}/photo.png"].content_type == "image/png"
