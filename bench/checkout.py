@@ -77,16 +77,26 @@ def _counters(engine: Engine) -> tuple[float, ...]:
         return tuple(float(v) for v in connection.exec_driver_sql(COUNTERS).one())
 
 
-def _vacuum(engine: Engine) -> None:
+def _refill(engine: Engine) -> None:
+    """Put every claimed URL back in the frontier, then vacuum: each run starts full."""
     with engine.connect() as connection:
-        connection.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("VACUUM doc")
+        connection.execution_options(isolation_level="AUTOCOMMIT")
+        connection.exec_driver_sql("UPDATE doc SET state = 0, lease_until = NULL WHERE state = 1")
+        connection.exec_driver_sql("VACUUM doc")
 
 
-def _compare_with_pgbench(engine: Engine, batch: int, seconds: float) -> dict[str, float]:
-    """Rows/s claimed by pgbench and by Python (two clients each) with the same statement."""
+def _leased(engine: Engine) -> int:
+    with engine.connect() as connection:
+        return int(connection.exec_driver_sql("SELECT count(*) FROM doc WHERE state = 1").scalar())
+
+
+def _compare_with_pgbench(engine: Engine, batch: int, seconds: float, rows: int) -> dict[str, Any]:
+    """Rows/s claimed by pgbench and by Python (two clients each) with the same statement,
+    each from a full frontier, counted as the rows each left leased."""
     statement = queries["claim_batch"] % {"batch": batch, "lease_seconds": 300}
     dsn = engine_dsn(engine)
-    _vacuum(engine)
+    duration = max(1, int(seconds))
+    _refill(engine)
     with tempfile.NamedTemporaryFile("w", suffix=".sql") as script:
         # pgbench reads one statement a line: drop the comments, join the lines
         lines = [ln for ln in statement.splitlines() if not ln.strip().startswith("--")]
@@ -95,18 +105,20 @@ def _compare_with_pgbench(engine: Engine, batch: int, seconds: float) -> dict[st
         os.chmod(script.name, 0o644)
         done = subprocess.run(
             [str(_bin_dir() / "pgbench"), "-n", "-f", script.name, "-c", "2", "-j", "2",
-             "-T", str(int(seconds)), dsn],
+             "-T", str(duration), dsn],
             capture_output=True, text=True, check=True,
         )  # fmt: skip
+    pgbench_claimed = _leased(engine)
+    # pgbench's own count: transactions a second (its clock excludes connecting)
     tps = float(re.search(r"tps = ([0-9.]+)", done.stdout).group(1))  # type: ignore[union-attr]
-    _vacuum(engine)
+    _refill(engine)
     claimed = [0, 0]
 
     def client(index: int) -> None:
         connection = _crawler_connection(dsn)
         cursor = connection.cursor()
         sql = queries["claim_batch"]
-        deadline = time.perf_counter() + seconds
+        deadline = time.perf_counter() + duration
         while time.perf_counter() < deadline:
             cursor.execute(sql, {"batch": batch, "lease_seconds": 300})
             claimed[index] += len(cursor.fetchall())
@@ -117,12 +129,14 @@ def _compare_with_pgbench(engine: Engine, batch: int, seconds: float) -> dict[st
         thread.start()
     for thread in threads:
         thread.join()
-    pgbench_rows = tps * batch
-    python_rows = sum(claimed) / seconds
+    python_claimed = sum(claimed)
     return {
-        "pgbench_rows_per_s": round(pgbench_rows),
-        "python_rows_per_s": round(python_rows),
-        "python_vs_pgbench": round(python_rows / pgbench_rows, 3),
+        "pgbench_rows_per_s": round(pgbench_claimed / duration),
+        "pgbench_tps_x_batch": round(tps * batch),
+        "python_rows_per_s": round(python_claimed / duration),
+        "python_vs_pgbench": round(python_claimed / max(pgbench_claimed, 1), 3),
+        # a frontier claimed to the end idles the clients: the rates say nothing then
+        "ran_dry": max(pgbench_claimed, python_claimed) > rows - 4 * batch,
     }
 
 
@@ -174,7 +188,9 @@ def main() -> None:
         per_claim = [(b - a) / args.claims for a, b in zip(before, _counters(engine), strict=True)]
 
         throughput = (
-            {} if args.no_compare else _compare_with_pgbench(engine, args.batch, args.seconds)
+            {}
+            if args.no_compare
+            else _compare_with_pgbench(engine, args.batch, args.seconds, args.rows)
         )
 
     stats = percentiles(samples)
@@ -221,8 +237,13 @@ def main() -> None:
     if throughput:
         pgbench, python = throughput["pgbench_rows_per_s"], throughput["python_rows_per_s"]
         share = throughput["python_vs_pgbench"]
-        print(f"claim throughput, 2 clients x {args.seconds:g} s: pgbench {pgbench:,} rows/s, ")
+        print(
+            f"claim throughput, 2 clients x {args.seconds:g} s: pgbench {pgbench:,} rows/s "
+            f"(its tps x {args.batch}: {throughput['pgbench_tps_x_batch']:,}),"
+        )
         print(f"  Python {python:,} rows/s ({share:.0%} of pgbench)")
+        if throughput["ran_dry"]:
+            print("  the frontier ran dry: these rates are not comparable; use more --rows")
     print(f"wrote {write_results(f'checkout-{args.rows}', result)}")
 
 
