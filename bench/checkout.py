@@ -38,10 +38,11 @@ from focuscrawl.queries import queries
 
 BUILD = """
 INSERT INTO site (host) SELECT 'h' || g || '.example' FROM generate_series(1, 1000) g;
-INSERT INTO doc (oid, url, sid, bytehash, relevance, priority)
-SELECT url_oid(u), u, 1 + g %% 1000, url_bytehash(u), ln(random()), (random() * 50)::int
+INSERT INTO doc (oid, https, path, sid, bytehash, relevance, priority)
+SELECT url_oid(u), false, p, 1 + g %% 1000, url_bytehash(u), ln(random()), (random() * 50)::int
 FROM generate_series(1, %(rows)s) g,
-     LATERAL (SELECT 'http://h' || (1 + g %% 1000) || '.example/page/' || g) AS t(u);
+     LATERAL (SELECT '/page/' || g) AS t(p),
+     LATERAL (SELECT doc_url(false, 'h' || (1 + g %% 1000) || '.example', p)) AS v(u);
 VACUUM ANALYZE doc;
 CHECKPOINT;
 """
@@ -81,7 +82,8 @@ def _refill(engine: Engine) -> None:
     """Put every claimed URL back in the frontier, then vacuum: each run starts full."""
     with engine.connect() as connection:
         connection.execution_options(isolation_level="AUTOCOMMIT")
-        connection.exec_driver_sql("UPDATE doc SET state = 0, lease_until = NULL WHERE state = 1")
+        connection.exec_driver_sql("UPDATE doc SET state = 0 WHERE state = 1")
+        connection.exec_driver_sql("TRUNCATE doc_lease")
         connection.exec_driver_sql("VACUUM doc")
 
 

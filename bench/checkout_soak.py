@@ -28,10 +28,11 @@ from checkout import BUILD
 from focuscrawl.database import engine_dsn, execute
 from focuscrawl.queries import queries
 
-# what classification and check-in do to claimed rows, compressed: back, re-scored
+# what classification and check-in do to claimed rows, compressed: back, re-scored, the
+# leases ended (as a store ends them)
 PUT_BACK = (
-    "UPDATE doc SET state = 0, lease_until = NULL, relevance = ln(random()) "
-    "WHERE oid = ANY(%(oids)s)"
+    "WITH ended AS (DELETE FROM doc_lease WHERE oid = ANY(%(oids)s)) "
+    "UPDATE doc SET state = 0, relevance = ln(random()) WHERE oid = ANY(%(oids)s)"
 )
 
 

@@ -151,14 +151,17 @@ def _process_rate(data: object, model: HierarchicalModel, pages: list[str], coun
             )
             connection.exec_driver_sql(
                 """
-                INSERT INTO doc (oid, url, sid, bytehash, state, fetch_seq, title)
-                SELECT url_oid(u), u, 1, url_bytehash(u), CASE WHEN i <= %(n)s THEN 2 ELSE 0 END,
-                       CASE WHEN i <= %(n)s THEN i END, 'page ' || i
+                INSERT INTO doc (oid, https, path, sid, bytehash, state)
+                SELECT url_oid(u), false, '/' || i, 1, url_bytehash(u),
+                       CASE WHEN i <= %(n)s THEN 2 ELSE 0 END
                 FROM generate_series(1, %(n)s * 11) AS i,
                      LATERAL (SELECT 'http://bench.example/' || i AS u) AS url;
+                INSERT INTO doc_fetch (oid, fetch_seq, title)
+                SELECT url_oid('http://bench.example/' || i), i, 'page ' || i
+                FROM generate_series(1, %(n)s) AS i;
                 INSERT INTO doc_text (oid, text)
                 SELECT oid, (%(texts)s::text[])[1 + fetch_seq %% cardinality(%(texts)s::text[])]
-                FROM doc WHERE state = 2;
+                FROM doc_fetch;
                 INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst)
                 SELECT url_oid('http://bench.example/' || i),
                        url_oid('http://bench.example/' || (%(n)s + (i - 1) * 10 + j)), 1, 1

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import CpuMeter, scratch_engine, server_pid, write_results
 
+from focuscrawl.queries import queries
 from focuscrawl.seeds import add_seeds
 from focuscrawl.webbox.process import start_server_process
 from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
@@ -122,8 +123,11 @@ def run_crawl(
                 "SELECT count(*) FILTER (WHERE state = 2), count(*), (SELECT count(*) FROM link) "
                 "FROM doc"
             ).one()
-            doc_bytes, link_bytes = connection.exec_driver_sql(
-                "SELECT pg_total_relation_size('doc'), pg_total_relation_size('link')"
+            # a URL's row, and what its fetch found apart (doc_fetch, since 0011)
+            doc_bytes, fetch_bytes, link_bytes = connection.exec_driver_sql(
+                "SELECT pg_total_relation_size('doc'), "
+                "pg_total_relation_size('doc_fetch') + pg_total_relation_size('doc_lease'), "
+                "pg_total_relation_size('link')"
             ).one()
             # The frontier indexes as a crawl leaves them: every URL enters doc_frontier
             # once and again with each new estimate, and claims leave dead entries at its
@@ -157,6 +161,7 @@ def run_crawl(
         "doc_rows": docs,
         "link_rows": links,
         "bytes_per_doc_row": round(doc_bytes / docs, 1),
+        "bytes_per_url_with_fetch_results": round((doc_bytes + fetch_bytes) / docs, 1),
         "bytes_per_link_row": round(link_bytes / links, 1),
         "frontier_rows": frontier,
         "frontier_index_bytes_per_frontier_row": round(frontier_bytes / max(frontier, 1), 1),
@@ -165,11 +170,7 @@ def run_crawl(
 
 def _backlog(connection: Any) -> int:
     connection.commit()  # a fresh snapshot each time
-    return int(
-        connection.exec_driver_sql(
-            "SELECT count(*) FROM doc WHERE state = 2 AND model_id IS NULL"
-        ).scalar_one()
-    )
+    return int(connection.exec_driver_sql(queries["classifier_backlog"]).scalar_one())
 
 
 def main() -> None:
@@ -217,7 +218,8 @@ def main() -> None:
         f"{result['links_per_s']:,} links/s"
     )
     print(
-        f"stored {docs:,} doc rows ({result['bytes_per_doc_row']} B/row with indexes), "
+        f"stored {docs:,} doc rows ({result['bytes_per_doc_row']} B/row with indexes; "
+        f"{result['bytes_per_url_with_fetch_results']} with doc_fetch), "
         f"{links:,} link rows ({result['bytes_per_link_row']} B/row)"
     )
     print(

@@ -31,9 +31,11 @@ from focuscrawl.distiller import run_hits
 BUILD = """
 TRUNCATE link, doc_text, doc, site, hits_score, distill_run RESTART IDENTITY CASCADE;
 INSERT INTO site (host) SELECT 's' || i || '.example' FROM generate_series(1, %(sites)s) AS i;
-INSERT INTO doc (oid, url, sid, bytehash, relevance, state)
-SELECT url_oid(u), u, 1 + (i %% %(sites)s), url_bytehash(u), ln(greatest(random(), 1e-6)), 2
-FROM generate_series(1, %(pages)s) AS i, LATERAL (SELECT 'http://p/' || i AS u) AS x;
+INSERT INTO doc (oid, https, path, sid, bytehash, relevance, state)
+SELECT url_oid(u), false, '/' || i, 1 + (i %% %(sites)s), url_bytehash(u),
+       ln(greatest(random(), 1e-6)), 2
+FROM generate_series(1, %(pages)s) AS i,
+     LATERAL (SELECT doc_url(false, 's' || (1 + (i %% %(sites)s)) || '.example', '/' || i)) AS x(u);
 CREATE TEMP TABLE ids AS SELECT row_number() OVER () AS i, oid, sid FROM doc;
 CREATE INDEX ON ids (i);
 INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst)

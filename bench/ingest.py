@@ -59,7 +59,7 @@ def _ingest(args: argparse.Namespace, stores: int) -> dict[str, Any]:
     with scratch_engine() as engine:
         with engine.begin() as connection:
             add_seeds(connection, urls)
-            sids = dict(connection.exec_driver_sql("SELECT url, sid FROM doc").all())
+            sids = dict(connection.exec_driver_sql("SELECT d.url, d.sid FROM doc AS d").all())
         batches = _batches(urls, sids, args.links, args.batch)
         failures: list[BaseException] = []
 

@@ -97,7 +97,8 @@ def crawl_once(
                     ).scalar_one()
             with engine.connect() as connection:
                 urls = connection.exec_driver_sql(
-                    "SELECT url FROM doc WHERE state = 2 ORDER BY fetch_seq LIMIT %(n)s",
+                    "SELECT d.url FROM doc AS d JOIN doc_fetch AS f USING (oid) "
+                    "WHERE d.state = 2 ORDER BY f.fetch_seq LIMIT %(n)s",
                     {"n": len(relevant)},
                 ).scalars()
                 first = list(urls)

@@ -11,7 +11,7 @@ from focuscrawl.database import execute
 from focuscrawl.errors import InvalidURL
 from focuscrawl.queries import queries
 from focuscrawl.schema import SEED_PRIORITY
-from focuscrawl.urls import host_of, normalize_url, oid_of
+from focuscrawl.urls import normalize_url, oid_of, split_url
 
 __all__ = ["SeedResult", "add_seeds", "read_seed_file"]
 
@@ -52,13 +52,10 @@ def add_seeds(connection: Connection, urls: Iterable[str]) -> SeedResult:
     if not normalized:
         return result
     seeds = list(normalized)
-    hosts = [host_of(url) for url in seeds]
+    https, hosts, paths = (list(part) for part in zip(*map(split_url, seeds), strict=True))
     execute(connection, queries["upsert_sites"], {"hosts": sorted(set(hosts))})
-    rows = execute(
-        connection,
-        queries["add_seeds"],
-        {"urls": seeds, "hosts": hosts, "priority": SEED_PRIORITY},
-    ).all()
+    params = {"https": https, "hosts": hosts, "paths": paths, "priority": SEED_PRIORITY}
+    rows = execute(connection, queries["add_seeds"], params).all()
     by_oid = {oid_of(url): url for url in seeds}
     touched: set[int] = set()
     for row in rows:

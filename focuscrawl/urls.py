@@ -7,6 +7,10 @@ database, so out-links are stored in bulk with no round trip to look up ids.
 PostgreSQL computes the same values with ``url_oid(text)`` and
 ``url_bytehash(text)`` (created by the first migration); a test checks they agree.
 Two URLs collide with probability about n²/2⁶⁵: about 3·10⁻⁶ for ten million.
+
+The database keeps a URL in two parts (migration 0011): ``site.host`` and, in ``doc``,
+whether the scheme is https and the path with its query. ``split_url`` splits a
+normalised URL so, and SQL ``doc_url(https, host, path)`` joins the parts again.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ __all__ = [
     "is_canonical",
     "normalize_url",
     "oid_of",
+    "split_url",
     "url_ids",
 ]
 
@@ -112,6 +117,14 @@ def host_of(normalized_url: str) -> str:
     """The site key of a normalised URL: its host, with the port when not the default."""
     # normalised URLs are "scheme://netloc/path...": no need for urlsplit on the hot path
     return normalized_url.split("/", 3)[2]
+
+
+def split_url(normalized_url: str) -> tuple[bool, str, str]:
+    """``(https, host, path)`` of a normalised URL: what ``doc`` keeps (whether the scheme
+    is https, and the path with its query) and what ``site`` keeps (the host, with the
+    port when not the default). SQL ``doc_url(https, host, path)`` puts them together."""
+    scheme, _, host, path = normalized_url.split("/", 3)
+    return scheme == "https:", host, "/" + path
 
 
 def _digest(normalized_url: str) -> bytes:

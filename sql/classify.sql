@@ -15,35 +15,45 @@ FROM model ORDER BY model_id DESC LIMIT 1;
 -- model_summaries --
 SELECT m.model_id, m.created_at, m.taxonomy_digest, m.examples, m.params,
        length(m.weights) AS bytes,
-       (SELECT count(*) FROM doc WHERE doc.model_id = m.model_id AND doc.state = 2) AS scored
+       (SELECT count(*) FROM doc_fetch AS f WHERE f.model_id = m.model_id) AS scored
 FROM model AS m ORDER BY m.model_id DESC;
 
 -- claim_unclassified --
--- The next fetched, unscored pages in fetch order, off doc_unclassified. The rows stay
--- locked until the scores are written in the same transaction; SKIP LOCKED lets
--- several classifiers share the queue, and a crashed one loses nothing. (The
--- evaluation's ground-truth scorer takes its pages off the same queue, by URL.)
-SELECT d.oid, d.url, d.title, t.text
-FROM doc AS d
-LEFT JOIN doc_text AS t ON t.oid = d.oid
-WHERE d.oid IN (
-    SELECT oid FROM doc
-    WHERE state = 2 AND model_id IS NULL
-    ORDER BY fetch_seq
+-- The next fetched, unscored pages in fetch order, off doc_fetch_unscored. Their doc rows
+-- stay locked until the scores are written in the same transaction (doc rows, as a
+-- crawler's store locks them before it writes doc_fetch, so the two cannot deadlock);
+-- SKIP LOCKED lets several classifiers share the queue, and a crashed one loses
+-- nothing. (The evaluation's ground-truth scorer takes its pages off the same queue.)
+WITH claimed AS (
+    SELECT f.oid, f.title
+    FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid
+    WHERE f.fetch_seq IS NOT NULL AND f.model_id IS NULL AND d.state = 2
+    ORDER BY f.fetch_seq
     LIMIT %(batch)s
-    FOR UPDATE SKIP LOCKED
-);
+    FOR UPDATE OF d SKIP LOCKED
+)
+SELECT c.oid, c.title, t.text
+FROM claimed AS c
+LEFT JOIN doc_text AS t ON t.oid = c.oid;
 
 -- write_scores --
 -- Relevance and best leaf of scored pages. A page without text (a redirect, a PDF)
 -- keeps its estimate and no category (cid NULL). Returns what each page now passes on
 -- to its out-links (the parents of pass_relevance).
+WITH s AS (
+    SELECT * FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(cids)s::smallint[])
+        AS s(oid, relevance, cid)
+), classified AS (
+    UPDATE doc_fetch AS f
+    SET cid = s.cid, model_id = %(model_id)s
+    FROM s
+    WHERE f.oid = s.oid
+)
 UPDATE doc AS d
-SET relevance = coalesce(s.relevance, d.relevance), cid = s.cid, model_id = %(model_id)s
-FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(cids)s::smallint[])
-     AS s(oid, relevance, cid)
+SET relevance = coalesce(s.relevance, d.relevance)
+FROM s
 WHERE d.oid = s.oid
-RETURNING d.oid, d.relevance, d.cid;
+RETURNING d.oid, d.relevance, s.cid;
 
 -- write_node_scores --
 -- log Pr[c|d] of every node, in the model's node order, for rescoring without the text.
@@ -55,15 +65,14 @@ ON CONFLICT (oid) DO UPDATE SET model_id = EXCLUDED.model_id, logp = EXCLUDED.lo
 -- pass_relevance --
 -- Hand the scored pages' relevance to their unvisited out-links. The parents come as
 -- arrays (what write_scores returned), so that no scan of doc finds them again. Soft
--- focus: a URL's estimate is the highest relevance among its scored parents (the first
--- scored parent replaces the crawler's provisional estimate, model_id NULL). Hard
--- focus: held URLs are released when some parent's best leaf lies below a good node (a
--- page without text passes its own release on). Seeds keep their rank. A URL whose
--- estimate would not change (already from this model, at least as high, nothing to
--- release) is left alone: most links lead to URLs that other pages link to, and an
--- update costs a new row version and an entry in every index. The rows are locked in
--- oid order first, as the distiller's boost does, so the two do not deadlock; the
--- update then reads only the locked rows, by key.
+-- focus: a URL's estimate is the highest relevance among its scored parents (the
+-- crawler checks it in at -Infinity, behind every estimate). Hard focus: held URLs are
+-- released when some parent's best leaf lies below a good node (a page without text
+-- passes its own release on). Seeds keep their rank. A URL whose estimate would not
+-- change (at least as high already, nothing to release) is left alone: most links lead
+-- to URLs that other pages link to, and an update costs a new row version and an entry
+-- in every index. The rows are locked in oid order first, as the distiller's boost
+-- does, so the two do not deadlock; the update then reads only the locked rows, by key.
 WITH estimate AS (
     SELECT l.oid_dst AS oid, max(p.relevance) AS relevance,
            bool_or(p.cid IS NULL OR p.cid = ANY(%(good_leaves)s::smallint[])) AS release
@@ -76,20 +85,16 @@ WITH estimate AS (
     SELECT d.oid, e.relevance, e.release FROM doc AS d
     JOIN estimate AS e ON e.oid = d.oid
     WHERE d.state IN (0, 4) AND d.priority > -32768
-      AND (d.model_id IS DISTINCT FROM %(model_id)s OR e.relevance > d.relevance
-           OR (d.state = 4 AND e.release))
+      AND (e.relevance > d.relevance OR (d.state = 4 AND e.release))
     ORDER BY d.oid
     FOR UPDATE OF d
 )
 UPDATE doc AS d
-SET relevance = CASE WHEN d.model_id IS NULL THEN k.relevance
-                     ELSE greatest(d.relevance, k.relevance) END,
-    model_id = %(model_id)s,
+SET relevance = greatest(d.relevance, k.relevance),
     state = CASE WHEN d.state = 4 AND k.release THEN 0 ELSE d.state END
 FROM locked AS k
 WHERE d.oid = k.oid AND d.state IN (0, 4) AND d.priority > -32768
-  AND (d.model_id IS DISTINCT FROM %(model_id)s OR k.relevance > d.relevance
-       OR (d.state = 4 AND k.release));
+  AND (k.relevance > d.relevance OR (d.state = 4 AND k.release));
 
 -- rescore_docs --
 -- After good marks change: recompute log R(d) of every page scored by this model from
@@ -107,30 +112,33 @@ FROM (
     CROSS JOIN LATERAL (
         SELECT max(c.logp[i])::float8 AS top FROM unnest(%(columns)s::int[]) AS i
     ) AS top
+    JOIN doc_fetch AS f ON f.oid = c.oid AND f.model_id = %(model_id)s
     WHERE c.model_id = %(model_id)s
 ) AS r
-WHERE d.oid = r.oid AND d.model_id = %(model_id)s AND d.state = 2;
+WHERE d.oid = r.oid AND d.state = 2;
 
 -- rescore_frontier --
 -- ... and the frontier follows: each unvisited URL's estimate is again the best of its
 -- scored parents; held URLs below a now-good best leaf are released.
 WITH estimate AS (
-    SELECT l.oid_dst AS oid, max(p.relevance) AS relevance, max(p.model_id) AS model_id,
-           bool_or(p.cid IS NULL OR p.cid = ANY(%(good_leaves)s::smallint[])) AS release
+    SELECT l.oid_dst AS oid, max(p.relevance) AS relevance,
+           bool_or(f.cid IS NULL OR f.cid = ANY(%(good_leaves)s::smallint[])) AS release
     FROM link AS l
     JOIN doc AS p ON p.oid = l.oid_src
-    WHERE p.state = 2 AND p.model_id IS NOT NULL
+    JOIN doc_fetch AS f ON f.oid = p.oid
+    WHERE p.state = 2 AND f.model_id IS NOT NULL
     GROUP BY l.oid_dst
 )
 UPDATE doc AS d
 SET relevance = e.relevance,
-    model_id = e.model_id,
     state = CASE WHEN d.state = 4 AND e.release THEN 0 ELSE d.state END
 FROM estimate AS e
 WHERE d.oid = e.oid AND d.state IN (0, 4) AND d.priority > -32768;
 
 -- classifier_backlog --
-SELECT count(*) AS backlog FROM doc WHERE state = 2 AND model_id IS NULL;
+SELECT count(*) AS backlog
+FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid
+WHERE f.fetch_seq IS NOT NULL AND f.model_id IS NULL AND d.state = 2;
 
 -- newest_model_id --
 SELECT max(model_id) AS model_id FROM model;

@@ -138,7 +138,8 @@ WHERE finished_at IS NOT NULL ORDER BY run_id DESC LIMIT 1;
 
 -- top_hubs --
 -- The best hubs of a run: URL, score, relevance (a probability) and site.
-SELECT d.url, s.hub AS score, exp(greatest(d.relevance, -700)) AS relevance, site.host
+SELECT doc_url(d.https, site.host, d.path) AS url, s.hub AS score,
+       exp(greatest(d.relevance, -700)) AS relevance, site.host
 FROM hits_score AS s
 JOIN doc AS d ON d.oid = s.oid
 JOIN site ON site.sid = d.sid
@@ -147,7 +148,8 @@ ORDER BY s.hub DESC, d.oid
 LIMIT %(limit)s;
 
 -- top_authorities --
-SELECT d.url, s.authority AS score, exp(greatest(d.relevance, -700)) AS relevance, site.host
+SELECT doc_url(d.https, site.host, d.path) AS url, s.authority AS score,
+       exp(greatest(d.relevance, -700)) AS relevance, site.host
 FROM hits_score AS s
 JOIN doc AS d ON d.oid = s.oid
 JOIN site ON site.sid = d.sid
@@ -176,6 +178,6 @@ WITH best AS (
 )
 UPDATE doc AS n
 SET relevance = 0, priority = -32768, state = 0
-FROM locked AS k
-WHERE n.oid = k.oid AND n.state IN (0, 4)
-RETURNING n.oid, n.url;
+FROM locked AS k, site AS s
+WHERE n.oid = k.oid AND n.state IN (0, 4) AND s.sid = n.sid
+RETURNING n.oid, doc_url(n.https, s.host, n.path) AS url;

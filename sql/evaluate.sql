@@ -2,18 +2,21 @@
 
 -- fetched_in_order --
 -- Every fetched page in fetch order, with its host and the classifier's estimate R.
-SELECT d.oid, d.url, s.host, CASE WHEN d.model_id IS NULL OR d.cid IS NULL THEN NULL
-                                  ELSE exp(greatest(d.relevance, -700)) END AS estimate
-FROM doc AS d JOIN site AS s ON s.sid = d.sid
+SELECT d.oid, doc_url(d.https, s.host, d.path) AS url, s.host,
+       CASE WHEN f.model_id IS NULL OR f.cid IS NULL THEN NULL
+            ELSE exp(greatest(d.relevance, -700)) END AS estimate
+FROM doc AS d JOIN site AS s ON s.sid = d.sid JOIN doc_fetch AS f ON f.oid = d.oid
 WHERE d.state = 2
-ORDER BY d.fetch_seq;
+ORDER BY f.fetch_seq;
 
 -- crawl_graph --
 -- The links among crawled pages (sources are fetched pages).
 SELECT oid_src, oid_dst FROM link;
 
 -- oids_of --
-SELECT oid, url FROM doc WHERE url = ANY(%(urls)s::text[]);
+-- The documents of the given URLs (by oid: a URL's oid is its hash).
+SELECT d.oid, u.url
+FROM unnest(%(urls)s::text[]) AS u(url) JOIN doc AS d ON d.oid = url_oid(u.url);
 
 -- oracle_links --
 -- The oracle: each unvisited out-link of the scored pages gets its own true relevance
@@ -24,10 +27,13 @@ WITH targets AS (
       AND d.state IN (0, 4) AND d.priority > -32768
     ORDER BY d.oid
     FOR UPDATE
+), relevant AS (
+    SELECT url_oid(u) AS oid FROM unnest(%(relevant)s::text[]) AS u
 )
 UPDATE doc AS d
-SET relevance = CASE WHEN d.url = ANY(%(relevant)s::text[]) THEN 0 ELSE '-Infinity'::float8 END,
-    state = 0, model_id = %(model_id)s
+SET relevance = CASE WHEN d.oid IN (SELECT oid FROM relevant) THEN 0
+                     ELSE '-Infinity'::float8 END,
+    state = 0
 FROM targets AS t
 WHERE d.oid = t.oid;
 

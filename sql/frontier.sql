@@ -16,10 +16,12 @@ SELECT sid, host FROM site WHERE host = ANY(%(hosts)s::text[]);
 -- add_seeds --
 -- Check seed URLs in with relevance log 1 = 0 and the highest priority. A URL that is
 -- already in the frontier is raised to seed rank; one already fetched is left alone.
--- Returns one row per URL inserted (inserted = true) or raised (false).
-INSERT INTO doc AS d (oid, url, sid, bytehash, relevance, priority, depth)
-SELECT url_oid(u.url), u.url, s.sid, url_bytehash(u.url), 0, %(priority)s, 0
-FROM unnest(%(urls)s::text[], %(hosts)s::text[]) AS u(url, host)
+-- Returns one row per URL inserted (inserted = true) or raised (false). Each URL comes
+-- as its scheme (https or not), host and path: doc keeps the path, site the host.
+INSERT INTO doc AS d (oid, https, path, sid, bytehash, relevance, priority, depth)
+SELECT url_oid(doc_url(u.https, u.host, u.path)), u.https, u.path, s.sid,
+       url_bytehash(doc_url(u.https, u.host, u.path)), 0, %(priority)s, 0
+FROM unnest(%(https)s::boolean[], %(hosts)s::text[], %(paths)s::text[]) AS u(https, host, path)
 JOIN site AS s ON s.host = u.host
 ON CONFLICT (oid) DO UPDATE
     SET relevance = 0, priority = EXCLUDED.priority, depth = 0
@@ -33,7 +35,9 @@ RETURNING d.oid, (xmax = 0) AS inserted;
 -- only when they run short, URLs waiting for another try off doc_frontier_retry
 -- (migration 0008). SKIP LOCKED lets any number of crawlers claim at once without
 -- waiting for each other or taking the same URL; the lease makes a crashed crawler's
--- URLs come back. The rows come back in the order they were claimed (a sort of the batch).
+-- URLs come back (doc_lease). The rows come back in the order they were claimed (a sort
+-- of the batch), each with its URL (its host looked up by key, whatever the planner
+-- guesses of the batch's size: site rows carry robots.txt texts).
 WITH untried AS (
     SELECT oid
     FROM doc
@@ -55,13 +59,18 @@ WITH untried AS (
     ) AS oids
 ), claimed AS (
     UPDATE doc AS d
-    SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
+    SET state = 1
     WHERE d.oid = ANY((SELECT oids FROM batch)::bigint[])
-    RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth
+    RETURNING d.oid, d.https, d.path, d.sid, d.num_tries, d.depth
+), leased AS (
+    INSERT INTO doc_lease (oid, until)
+    SELECT oid, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
+    ON CONFLICT (oid) DO UPDATE SET until = EXCLUDED.until
 )
-SELECT claimed.*
-FROM claimed, batch
-ORDER BY array_position(batch.oids, claimed.oid);
+SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid), c.path)
+           AS url, c.sid, c.num_tries, c.depth
+FROM claimed AS c, batch
+ORDER BY array_position(batch.oids, c.oid);
 
 -- claim_batch_unfocused --
 -- The unfocused crawl: the paper's pseudo-random order, off doc_frontier_unfocused.
@@ -72,12 +81,20 @@ WITH batch AS (
     ORDER BY num_tries, bytehash
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE doc AS d
+    SET state = 1
+    FROM batch
+    WHERE d.oid = batch.oid
+    RETURNING d.oid, d.https, d.path, d.sid, d.num_tries, d.depth
+), leased AS (
+    INSERT INTO doc_lease (oid, until)
+    SELECT oid, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
+    ON CONFLICT (oid) DO UPDATE SET until = EXCLUDED.until
 )
-UPDATE doc AS d
-SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
-FROM batch
-WHERE d.oid = batch.oid
-RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth;
+SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid), c.path)
+           AS url, c.sid, c.num_tries, c.depth
+FROM claimed AS c;
 
 -- claim_batch_bfs --
 -- Breadth-first: shallowest first, then in order of discovery, off doc_frontier_bfs.
@@ -88,52 +105,81 @@ WITH batch AS (
     ORDER BY num_tries, depth, found_seq
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE doc AS d
+    SET state = 1
+    FROM batch
+    WHERE d.oid = batch.oid
+    RETURNING d.oid, d.https, d.path, d.sid, d.num_tries, d.depth
+), leased AS (
+    INSERT INTO doc_lease (oid, until)
+    SELECT oid, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
+    ON CONFLICT (oid) DO UPDATE SET until = EXCLUDED.until
 )
-UPDATE doc AS d
-SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
-FROM batch
-WHERE d.oid = batch.oid
-RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth;
+SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid), c.path)
+           AS url, c.sid, c.num_tries, c.depth
+FROM claimed AS c;
 
 -- claim_revisits --
--- Maintenance: fetched pages due for a revisit, most relevant first, then oldest, off
--- doc_revisit; fetched again with If-None-Match and If-Modified-Since (the validators
+-- Maintenance: fetched pages due for a revisit, most relevant first (off doc_revisit),
+-- then oldest; fetched again with If-None-Match and If-Modified-Since (the validators
 -- the server gave) so an unchanged page costs a 304.
 WITH batch AS (
-    SELECT oid
-    FROM doc
-    WHERE state = 2 AND fetched_at < now() - make_interval(secs => %(min_age_seconds)s)
-    ORDER BY relevance DESC, fetched_at
+    SELECT d.oid
+    FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid
+    WHERE d.state = 2 AND f.fetched_at < now() - make_interval(secs => %(min_age_seconds)s)
+    ORDER BY d.relevance DESC, f.fetched_at
     LIMIT %(batch)s
-    FOR UPDATE SKIP LOCKED
+    FOR UPDATE OF d SKIP LOCKED
+), claimed AS (
+    UPDATE doc AS d
+    SET state = 1
+    FROM batch
+    WHERE d.oid = batch.oid
+    RETURNING d.oid, d.https, d.path, d.sid, d.num_tries, d.depth
+), leased AS (
+    INSERT INTO doc_lease (oid, until)
+    SELECT oid, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
+    ON CONFLICT (oid) DO UPDATE SET until = EXCLUDED.until
 )
-UPDATE doc AS d
-SET state = 1, lease_until = now() + make_interval(secs => %(lease_seconds)s)
-FROM batch
-WHERE d.oid = batch.oid
-RETURNING d.oid, d.url, d.sid, d.num_tries, d.depth, d.etag, d.last_modified;
+SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid), c.path)
+           AS url, c.sid, c.num_tries, c.depth,
+       f.etag, f.last_modified
+FROM claimed AS c
+CROSS JOIN LATERAL (SELECT etag, last_modified FROM doc_fetch WHERE oid = c.oid) AS f;
 
 -- recover_expired_leases --
 -- URLs whose crawler died: back where they came from (the frontier, or the fetched
 -- pages for a revisit), counted as a try.
-UPDATE doc
-SET state = CASE WHEN fetch_seq IS NULL THEN 0 ELSE 2 END,
-    lease_until = NULL,
-    num_tries = least(num_tries + 1, 32767)
-WHERE state = 1 AND lease_until < now();
+WITH expired AS (
+    DELETE FROM doc_lease WHERE until < now() RETURNING oid
+)
+UPDATE doc AS d
+SET state = CASE WHEN EXISTS (SELECT FROM doc_fetch AS f
+                              WHERE f.oid = d.oid AND f.fetch_seq IS NOT NULL)
+                 THEN 2 ELSE 0 END,
+    num_tries = least(d.num_tries + 1, 32767)
+FROM expired
+WHERE d.oid = expired.oid AND d.state = 1;
 
 -- release_claims --
 -- URLs a crawler claimed but will not fetch (it is stopping): back untouched.
-UPDATE doc
-SET state = CASE WHEN fetch_seq IS NULL THEN 0 ELSE 2 END, lease_until = NULL
-WHERE oid = ANY(%(oids)s::bigint[]) AND state = 1;
+WITH released AS (
+    DELETE FROM doc_lease WHERE oid = ANY(%(oids)s::bigint[]) RETURNING oid
+)
+UPDATE doc AS d
+SET state = CASE WHEN EXISTS (SELECT FROM doc_fetch AS f
+                              WHERE f.oid = d.oid AND f.fetch_seq IS NOT NULL)
+                 THEN 2 ELSE 0 END
+FROM released
+WHERE d.oid = released.oid AND d.state = 1;
 
 -- frontier_size --
 SELECT count(*) FROM doc WHERE state = 0;
 
 -- classifier_lag --
 -- Fetched pages the classifier has not scored yet, counted up to %(cap)s (off the
--- doc_unclassified index): a crawler given --max-backlog waits while this is high.
+-- doc_fetch_unscored index): a crawler given --max-backlog waits while this is high.
 SELECT count(*) AS lag FROM (
-    SELECT 1 FROM doc WHERE state = 2 AND model_id IS NULL LIMIT %(cap)s
+    SELECT 1 FROM doc_fetch WHERE fetch_seq IS NOT NULL AND model_id IS NULL LIMIT %(cap)s
 ) AS unscored;

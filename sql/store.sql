@@ -15,7 +15,8 @@ CREATE TEMP TABLE IF NOT EXISTS stage_result (
 ) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_text (oid bigint, text text) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_link (
-    oid_src bigint, oid_dst bigint, bytehash integer, url text, host text, anchor text
+    oid_src bigint, oid_dst bigint, bytehash integer, https boolean, host text, path text,
+    anchor text
 ) ON COMMIT DELETE ROWS;
 
 -- lock_pages --
@@ -36,9 +37,10 @@ ON CONFLICT (host) DO NOTHING;
 -- Check out-links in one level deeper than their page; priority is the number of pages
 -- already taken from their site. Their relevance is -Infinity until the classifier
 -- estimates it from a scored parent: behind every estimated URL. (oid and bytehash come
--- computed by the crawler, as focuscrawl.urls and url_oid agree.)
-INSERT INTO doc (oid, url, sid, bytehash, relevance, priority, depth, state)
-SELECT l.oid_dst, l.url, s.sid, l.bytehash, '-Infinity'::float8,
+-- computed by the crawler, as focuscrawl.urls and url_oid agree; doc keeps the URL's
+-- path, site its host.)
+INSERT INTO doc (oid, https, path, sid, bytehash, relevance, priority, depth, state)
+SELECT l.oid_dst, l.https, l.path, s.sid, l.bytehash, '-Infinity'::float8,
        least(s.pages_taken, 32767), least(r.depth + 1, 32767), r.link_state
 FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
@@ -67,25 +69,37 @@ SELECT oid, text FROM stage_text
 ON CONFLICT (oid) DO UPDATE SET text = EXCLUDED.text;
 
 -- store_results --
--- Fetched pages leave the frontier with a fetch number; failed tries count and, while
--- tries remain, go back (num_tries asc puts them behind every untried URL). A revisit
--- answered 304 keeps the page's type, title, hash, ETag and Last-Modified, and its
--- classification;
--- any other fetched page goes to the classifier's queue (model_id NULL).
+-- Fetched pages leave the frontier; failed tries count and, while tries remain, go back
+-- (num_tries asc puts them behind every untried URL). Their leases end.
+WITH ended AS (
+    DELETE FROM doc_lease WHERE oid IN (SELECT oid FROM stage_result)
+)
 UPDATE doc AS d
-SET state = r.state,
-    http_status = r.http_status,
-    error = r.error,
-    content_type = coalesce(r.content_type, d.content_type),
-    content_hash = coalesce(r.content_hash, d.content_hash),
-    title = coalesce(r.title, d.title),
-    etag = coalesce(r.etag, d.etag),
-    last_modified = coalesce(r.last_modified, d.last_modified),
-    lease_until = NULL,
-    model_id = CASE WHEN r.state = 2 AND r.http_status IS DISTINCT FROM 304
-                    THEN NULL ELSE d.model_id END,
-    num_tries = least(d.num_tries + 1, 32767),
-    fetched_at = CASE WHEN r.state = 2 THEN now() ELSE d.fetched_at END,
-    fetch_seq = CASE WHEN r.state = 2 THEN nextval('doc_fetch_seq') ELSE d.fetch_seq END
+SET state = r.state, num_tries = least(d.num_tries + 1, 32767)
 FROM stage_result AS r
 WHERE d.oid = r.oid;
+
+-- store_fetches --
+-- What each try found, with a fetch number for the fetched pages. A revisit answered
+-- 304 keeps the page's type, title, hash, ETag and Last-Modified, and its
+-- classification; any other fetched page goes to the classifier's queue (model_id NULL).
+INSERT INTO doc_fetch AS f (oid, fetch_seq, fetched_at, content_hash, http_status,
+                            content_type, error, title, etag, last_modified)
+SELECT r.oid, CASE WHEN r.state = 2 THEN nextval('doc_fetch_seq') END,
+       CASE WHEN r.state = 2 THEN now() END, r.content_hash, r.http_status,
+       r.content_type, r.error, r.title, r.etag, r.last_modified
+FROM stage_result AS r
+ORDER BY r.oid
+ON CONFLICT (oid) DO UPDATE
+SET fetch_seq = coalesce(EXCLUDED.fetch_seq, f.fetch_seq),
+    fetched_at = coalesce(EXCLUDED.fetched_at, f.fetched_at),
+    http_status = EXCLUDED.http_status,
+    error = EXCLUDED.error,
+    content_type = coalesce(EXCLUDED.content_type, f.content_type),
+    content_hash = coalesce(EXCLUDED.content_hash, f.content_hash),
+    title = coalesce(EXCLUDED.title, f.title),
+    etag = coalesce(EXCLUDED.etag, f.etag),
+    last_modified = coalesce(EXCLUDED.last_modified, f.last_modified),
+    model_id = CASE WHEN EXCLUDED.fetch_seq IS NOT NULL
+                         AND EXCLUDED.http_status IS DISTINCT FROM 304
+                    THEN NULL ELSE f.model_id END;

@@ -134,7 +134,6 @@ def write_scores(
     params = {"model_id": model_id, "oids": oids, "relevances": relevances, "cids": cids}
     parents = execute(connection, queries["write_scores"], params).all()
     passed = {
-        "model_id": model_id,
         "oids": [row.oid for row in parents],
         "relevances": [row.relevance for row in parents],
         "cids": [row.cid for row in parents],

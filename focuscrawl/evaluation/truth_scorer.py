@@ -12,6 +12,7 @@ from focuscrawl.classifier.store import write_scores
 from focuscrawl.database import execute
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import load_tree
+from focuscrawl.urls import oid_of
 
 __all__ = ["TruthScorer"]
 
@@ -29,8 +30,9 @@ class TruthScorer(Classifier):
         poll_seconds: float = 0.02,
     ) -> None:
         super().__init__(engine, BATCH, poll_seconds)
-        self.labels = labels
-        self.relevant = relevant
+        # pages come off the classifier's queue by oid, the hash of their URL
+        self.labels = {oid_of(url): categories for url, categories in labels.items()}
+        self.relevant = frozenset(oid_of(url) for url in relevant)
         self.relevant_list = sorted(relevant)
         self.oracle = oracle
 
@@ -43,9 +45,9 @@ class TruthScorer(Classifier):
                 return 0
             _, good_leaves = good_sets(tree)
             oids = [r.oid for r in rows]
-            relevances = [0.0 if r.url in self.relevant else float("-inf") for r in rows]
+            relevances = [0.0 if r.oid in self.relevant else float("-inf") for r in rows]
             cids = [
-                tree.find(self.labels[r.url][0]) if r.url in self.labels else None for r in rows
+                tree.find(self.labels[r.oid][0]) if r.oid in self.labels else None for r in rows
             ]
             write_scores(connection, model_id, oids, relevances, cids, good_leaves)
             params = {"model_id": model_id, "oids": oids}

@@ -15,8 +15,9 @@ GROUP BY num_tries ORDER BY num_tries;
 -- their trend: the 100-average now against 1,000 fetches ago. A falling average that
 -- does not recover means the crawl is diffusing away from the topic.
 WITH scored AS (
-    SELECT fetch_seq, exp(greatest(relevance, -700)) AS r
-    FROM doc WHERE state = 2 AND model_id IS NOT NULL AND cid IS NOT NULL
+    SELECT f.fetch_seq, exp(greatest(d.relevance, -700)) AS r
+    FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid
+    WHERE d.state = 2 AND f.model_id IS NOT NULL AND f.cid IS NOT NULL
 ), ordered AS (
     SELECT fetch_seq, r,
            avg(r) OVER (ORDER BY fetch_seq ROWS 99 PRECEDING) AS avg_100,
@@ -41,7 +42,7 @@ WITH RECURSIVE path AS (
 )
 SELECT coalesce(path.name, '(unscored)') AS category, count(*) AS pages,
        round(avg(exp(greatest(d.relevance, -700)))::numeric, 3) AS mean_relevance
-FROM doc AS d LEFT JOIN path ON path.kcid = d.cid
+FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid LEFT JOIN path ON path.kcid = f.cid
 WHERE d.state = 2
 GROUP BY 1 ORDER BY pages DESC, category;
 
@@ -53,8 +54,8 @@ SELECT s.host, count(*) AS fetched,
        round(avg(exp(greatest(d.relevance, -700)))::numeric, 3) AS mean_relevance,
        round((count(*) FILTER (WHERE d.relevance > ln(0.5))::numeric / count(*))
              * avg(exp(greatest(d.relevance, -700)))::numeric, 3) AS rating
-FROM doc AS d JOIN site AS s ON s.sid = d.sid
-WHERE d.state = 2 AND d.model_id IS NOT NULL
+FROM doc AS d JOIN site AS s ON s.sid = d.sid JOIN doc_fetch AS f ON f.oid = d.oid
+WHERE d.state = 2 AND f.model_id IS NOT NULL
 GROUP BY s.host HAVING count(*) >= 3
 ORDER BY rating DESC, fetched DESC, s.host;
 
@@ -69,13 +70,13 @@ FROM doc GROUP BY state ORDER BY state;
 -- fetch_rate --
 -- Pages fetched per minute over the last hour.
 SELECT date_trunc('minute', fetched_at) AS minute, count(*) AS pages
-FROM doc WHERE state = 2 AND fetched_at > now() - interval '1 hour'
+FROM doc_fetch WHERE fetched_at > now() - interval '1 hour'
 GROUP BY 1 ORDER BY 1;
 
 -- errors --
 -- Failures by HTTP status and error class.
 SELECT http_status, error, count(*) AS docs
-FROM doc WHERE error IS NOT NULL
+FROM doc_fetch WHERE error IS NOT NULL
 GROUP BY http_status, error ORDER BY docs DESC, error;
 
 -- neglected --
@@ -84,10 +85,12 @@ GROUP BY http_status, error ORDER BY docs DESC, error;
 WITH best AS (
     SELECT oid FROM doc WHERE state = 2 ORDER BY relevance DESC, oid LIMIT 25
 )
-SELECT d.url, count(*) AS linked_from_best, exp(greatest(d.relevance, -700)) AS estimate
+SELECT doc_url(d.https, s.host, d.path) AS url, count(*) AS linked_from_best,
+       exp(greatest(d.relevance, -700)) AS estimate
 FROM best JOIN link AS l ON l.oid_src = best.oid JOIN doc AS d ON d.oid = l.oid_dst
+JOIN site AS s ON s.sid = d.sid
 WHERE d.state IN (0, 4)
-GROUP BY d.url, d.relevance ORDER BY linked_from_best DESC, d.url LIMIT 50;
+GROUP BY 1, d.relevance ORDER BY linked_from_best DESC, url LIMIT 50;
 
 -- dashboard --
 -- The live view's numbers in one row: totals, the classifier's backlog, the sum of R
@@ -95,18 +98,24 @@ GROUP BY d.url, d.relevance ORDER BY linked_from_best DESC, d.url LIMIT 50;
 -- moving averages of R over the last 100 and 1,000 scored fetches.
 WITH recent AS (
     SELECT exp(greatest(relevance, -700)) AS r, row_number() OVER (ORDER BY fetch_seq DESC) AS back
-    FROM (SELECT relevance, fetch_seq FROM doc
-          WHERE state = 2 AND model_id IS NOT NULL AND cid IS NOT NULL
-          ORDER BY fetch_seq DESC LIMIT 1000) AS last
+    FROM (SELECT d.relevance, f.fetch_seq FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid
+          WHERE d.state = 2 AND f.model_id IS NOT NULL AND f.cid IS NOT NULL
+          ORDER BY f.fetch_seq DESC LIMIT 1000) AS last
+), tried AS (
+    -- what the tries found: only the URLs tried have a doc_fetch row
+    SELECT count(*) FILTER (WHERE d.state = 2 AND f.model_id IS NULL) AS unscored,
+           count(*) FILTER (WHERE f.error IS NOT NULL) AS errors,
+           coalesce(sum(exp(greatest(d.relevance, -700)))
+                    FILTER (WHERE d.state = 2 AND f.model_id IS NOT NULL
+                                  AND f.cid IS NOT NULL), 0) AS relevance_sum
+    FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid
 )
 SELECT count(*) FILTER (WHERE state = 2) AS fetched,
        count(*) FILTER (WHERE state = 3) AS failed,
        count(*) FILTER (WHERE state IN (0, 1, 4)) AS frontier,
-       count(*) FILTER (WHERE state = 2 AND model_id IS NULL) AS unscored,
-       count(*) FILTER (WHERE error IS NOT NULL) AS errors,
-       coalesce(sum(exp(greatest(relevance, -700)))
-                FILTER (WHERE state = 2 AND model_id IS NOT NULL AND cid IS NOT NULL), 0)
-           AS relevance_sum,
+       (SELECT unscored FROM tried) AS unscored,
+       (SELECT errors FROM tried) AS errors,
+       (SELECT relevance_sum FROM tried) AS relevance_sum,
        (SELECT avg(r) FROM recent WHERE back <= 100) AS avg_100,
        (SELECT avg(r) FROM recent) AS avg_1000
 FROM doc;

@@ -11,5 +11,5 @@ def test_crawl_run_with_a_bad_proxy_is_one_line_and_loses_nothing(cli, db_url: s
     assert len(done.stderr.strip().splitlines()) == 1
     assert "proxy 'http://127.0.0.1:99999'" in done.stderr and "1-65535" in done.stderr
     with psycopg2.connect(db_url) as connection, connection.cursor() as cursor:
-        cursor.execute("SELECT url, state, num_tries FROM doc")
+        cursor.execute("SELECT d.url, d.state, d.num_tries FROM doc AS d")
         assert cursor.fetchall() == [("http://a.example/", 0, 0)]

@@ -29,11 +29,14 @@ def test_db_up_reuses_the_server_keeps_data_and_down_stops_it(cli) -> None:  # t
         assert cli("seed", "add", "http://survivor.example/").returncode == 0
         url = cli("db", "url").stdout.strip()
         described = subprocess.run(
-            [psql_binary(), url, "-c", r"\d doc"], capture_output=True, text=True
+            [psql_binary(), url, "-c", r"\d doc", "-c", r"\d doc_fetch"],
+            capture_output=True,
+            text=True,
         )
         for column in (
             "oid",
-            "url",
+            "https",
+            "path",
             "sid",
             "num_tries",
             "priority",
@@ -60,7 +63,9 @@ def test_db_up_reuses_the_server_keeps_data_and_down_stops_it(cli) -> None:  # t
         assert cli("db", "up").returncode == 0
         url = cli("db", "url").stdout.strip()
         kept = subprocess.run(
-            [psql_binary(), url, "-tAc", "SELECT url FROM doc"], capture_output=True, text=True
+            [psql_binary(), url, "-tAc", "SELECT d.url FROM doc AS d"],
+            capture_output=True,
+            text=True,
         )
         assert kept.stdout.strip() == "http://survivor.example/"
     finally:

@@ -94,14 +94,17 @@ def test_eval_four_strategies_robustness_and_the_report(cli, db_url: str, tmp_pa
 def test_report_escapes_what_pages_and_the_taxonomy_say(
     cli, db_url: str, engine, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    hostile = 'http://evil.example/"><script>alert(1)</script>'
+    hostile = '/"><script>alert(1)</script>'
     with engine.begin() as c:
         c.exec_driver_sql("INSERT INTO site (host) VALUES ('evil.example')")
         c.exec_driver_sql(
-            "INSERT INTO doc (oid, url, sid, bytehash, state, fetch_seq, relevance, error, "
-            "http_status) SELECT url_oid(%(u)s), %(u)s, sid, 0, 3, 1, 0, '<b>bad</b>', 500 "
-            "FROM site",
-            {"u": hostile},
+            "INSERT INTO doc (oid, https, path, sid, bytehash, state, relevance) "
+            "SELECT url_oid(doc_url(false, host, %(p)s)), false, %(p)s, sid, 0, 3, 0 FROM site",
+            {"p": hostile},
+        )
+        c.exec_driver_sql(
+            "INSERT INTO doc_fetch (oid, fetch_seq, error, http_status) "
+            "SELECT oid, 1, '<b>bad</b>', 500 FROM doc"
         )
     done = cli("report", "--out", str(tmp_path / "r"), env={"FOCUSCRAWL_DATABASE_URL": db_url})
     assert done.returncode == 0, done.stderr

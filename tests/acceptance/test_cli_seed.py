@@ -5,7 +5,7 @@ import psycopg2
 
 def _urls(db_url: str) -> list[str]:
     with psycopg2.connect(db_url) as connection, connection.cursor() as cursor:
-        cursor.execute("SELECT url FROM doc ORDER BY url")
+        cursor.execute("SELECT d.url FROM doc AS d ORDER BY 1")
         return [row[0] for row in cursor.fetchall()]
 
 

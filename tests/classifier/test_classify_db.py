@@ -81,8 +81,9 @@ def test_scores_are_written_and_passed_to_out_links(
     stats = Classifier(engine, batch=5).run(once=True)
     fetched = _rows(
         engine,
-        "SELECT d.oid, d.relevance, d.cid, d.model_id, d.title, t.text, c.logp "
-        "FROM doc d JOIN doc_text t USING (oid) JOIN doc_class c USING (oid) WHERE d.state = 2",
+        "SELECT d.oid, d.relevance, f.cid, f.model_id, f.title, t.text, c.logp "
+        "FROM doc d JOIN doc_fetch f USING (oid) JOIN doc_text t USING (oid) "
+        "JOIN doc_class c USING (oid) WHERE d.state = 2",
     )
     assert stats.scored == len(fetched) >= 12
     stored = latest_model(engine)
@@ -96,7 +97,9 @@ def test_scores_are_written_and_passed_to_out_links(
     assert np.allclose([r.logp for r in fetched], scores.logp, atol=1e-4)
     # every unvisited URL's estimate is the best relevance among its scored parents
     assert _estimates_where(engine, "d.relevance <> max(p.relevance)") == []
-    assert _rows(engine, "SELECT count(*) FROM doc WHERE state = 0 AND model_id IS NULL")[0][0] == 0
+    # ... and every one has an estimate: none is left at the crawler's -Infinity
+    unestimated = "SELECT count(*) FROM doc WHERE state = 0 AND relevance = '-Infinity'"
+    assert _rows(engine, unestimated)[0][0] == 0
     # a second pass finds nothing to do
     assert Classifier(engine).run(once=True).scored == 0
 
@@ -114,8 +117,8 @@ def test_rescore_follows_new_marks_without_retraining(
     assert result.pages == len(before) and result.skipped_models == []
     fetched = _rows(
         engine,
-        "SELECT d.relevance, d.title, t.text FROM doc d JOIN doc_text t USING (oid) "
-        "WHERE d.state = 2",
+        "SELECT d.relevance, f.title, t.text FROM doc d JOIN doc_fetch f USING (oid) "
+        "JOIN doc_text t USING (oid) WHERE d.state = 2",
     )
     stored = latest_model(engine)
     with engine.connect() as connection:
@@ -175,8 +178,9 @@ def test_hard_crawl_never_fetches_a_child_of_an_off_topic_page(
         WHERE d.state = 2 AND d.priority > {SEED_PRIORITY}
           AND NOT EXISTS (
               SELECT 1 FROM link l JOIN doc p ON p.oid = l.oid_src
+              JOIN doc_fetch pf ON pf.oid = p.oid
               WHERE l.oid_dst = d.oid AND p.state = 2
-                AND p.cid = ANY(ARRAY{good_leaves}::smallint[]))
+                AND pf.cid = ANY(ARRAY{good_leaves}::smallint[]))
         """,
     )
     assert orphans == []

@@ -24,7 +24,11 @@ def test_crawl_stores_pages_text_and_every_out_link(
     by_state = states(engine)
     assert by_state[DocState.FETCHED] == 120 and DocState.LEASED not in by_state
     with engine.connect() as connection:
-        fetched = connection.exec_driver_sql("SELECT url FROM doc WHERE state = 2").scalars().all()
+        fetched = (
+            connection.exec_driver_sql("SELECT d.url FROM doc AS d WHERE d.state = 2")
+            .scalars()
+            .all()
+        )
         links = connection.exec_driver_sql("SELECT oid_src, oid_dst FROM link").all()
         texts = connection.exec_driver_sql(
             "SELECT count(*) FROM doc_text WHERE length(text) > 1000"
@@ -46,7 +50,10 @@ def test_breadth_first_fetches_in_depth_order(
     crawl(engine, webbox.proxy, [synthetic.url(7)], max_pages=60, threads=1)
     with engine.connect() as connection:
         depths = (
-            connection.exec_driver_sql("SELECT depth FROM doc WHERE state = 2 ORDER BY fetch_seq")
+            connection.exec_driver_sql(
+                "SELECT d.depth FROM doc AS d JOIN doc_fetch AS f USING (oid) "
+                "WHERE d.state = 2 ORDER BY f.fetch_seq"
+            )
             .scalars()
             .all()
         )
@@ -81,6 +88,9 @@ def test_max_pages_stops_and_returns_unfetched_claims(
     assert stats.fetched == 25
     by_state = states(engine)
     assert by_state[DocState.FETCHED] == 25 and DocState.LEASED not in by_state
+    with engine.connect() as connection:
+        leases = connection.exec_driver_sql("SELECT count(*) FROM doc_lease").scalar()
+    assert leases == 0  # stored pages' leases ended with them; the rest were given back
 
 
 @pytest.mark.parametrize("validator", ["etag", "last_modified"])
@@ -90,10 +100,13 @@ def test_maintenance_revisits_fetched_pages_with_conditional_requests(
     crawl(engine, webbox.proxy, [synthetic.url(40)], max_pages=30)
     with engine.connect() as connection:
         before = dict(
-            connection.exec_driver_sql("SELECT oid, fetch_seq FROM doc WHERE state = 2").all()
+            connection.exec_driver_sql(
+                "SELECT oid, fetch_seq FROM doc JOIN doc_fetch USING (oid) WHERE state = 2"
+            ).all()
         )
         etags, dates = connection.exec_driver_sql(
-            "SELECT count(etag), count(last_modified) FROM doc WHERE state = 2"
+            "SELECT count(etag), count(last_modified) FROM doc JOIN doc_fetch USING (oid) "
+            "WHERE state = 2"
         ).one()
     assert len(before) == 30 and etags == 30 and dates == 30
     # nothing new is left to crawl, so every claim is a revisit of a fetched page
@@ -101,11 +114,11 @@ def test_maintenance_revisits_fetched_pages_with_conditional_requests(
         connection.exec_driver_sql("UPDATE doc SET state = 5 WHERE state = 0")
         # a server that gave only one validator: the revisit sends that one
         other = "last_modified" if validator == "etag" else "etag"
-        connection.exec_driver_sql(f"UPDATE doc SET {other} = NULL")
+        connection.exec_driver_sql(f"UPDATE doc_fetch SET {other} = NULL")
     stats = crawl(engine, webbox.proxy, [], max_pages=30, revisit_after_seconds=0.0)
     with engine.connect() as connection:
         after = connection.exec_driver_sql(
-            f"SELECT oid, fetch_seq, http_status, title, {validator} AS kept FROM doc "
+            f"SELECT oid, fetch_seq, http_status, title, {validator} AS kept FROM doc_fetch "
             "WHERE oid = ANY(%(oids)s)",
             {"oids": list(before)},
         ).all()
@@ -123,23 +136,31 @@ def test_private_addresses_are_refused_unless_allowed(
     url = f"http://127.0.0.1:{webbox.port}/private"
     crawl(engine, "", [url], proxy_none=True)
     with engine.connect() as connection:
-        row = connection.exec_driver_sql("SELECT state, error FROM doc").one()
+        row = connection.exec_driver_sql(
+            "SELECT state, error FROM doc JOIN doc_fetch USING (oid)"
+        ).one()
     assert (row.state, row.error) == (DocState.EXCLUDED, "private_address")
     # refused at the page too, with robots.txt already known (as if the host had
     # resolved to a public address when it was fetched): the check is made on connecting
     with engine.begin() as connection:
-        connection.exec_driver_sql("UPDATE doc SET state = 0, error = NULL, num_tries = 0")
+        connection.exec_driver_sql("UPDATE doc SET state = 0, num_tries = 0")
+        connection.exec_driver_sql("DELETE FROM doc_fetch")
         connection.exec_driver_sql(
             "UPDATE site SET robots_status = 404, robots_txt = '', "
             "robots_expires_at = now() + interval '1 hour'"
         )
     crawl(engine, "", [], proxy_none=True)
     with engine.connect() as connection:
-        row = connection.exec_driver_sql("SELECT state, error, num_tries FROM doc").one()
+        row = connection.exec_driver_sql(
+            "SELECT state, error, num_tries FROM doc JOIN doc_fetch USING (oid)"
+        ).one()
     assert (row.state, row.error, row.num_tries) == (DocState.EXCLUDED, "private_address", 1)
     with engine.begin() as connection:
-        connection.exec_driver_sql("UPDATE doc SET state = 0, error = NULL")
+        connection.exec_driver_sql("UPDATE doc SET state = 0")
+        connection.exec_driver_sql("UPDATE doc_fetch SET error = NULL")
     crawl(engine, "", [], proxy_none=True, allow_private_hosts=True, max_tries=1)
     with engine.connect() as connection:
-        row = connection.exec_driver_sql("SELECT state, error FROM doc").one()
+        row = connection.exec_driver_sql(
+            "SELECT state, error FROM doc JOIN doc_fetch USING (oid)"
+        ).one()
     assert row.error != "private_address"  # it was asked (the webbox knows no such host)

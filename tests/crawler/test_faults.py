@@ -26,8 +26,8 @@ def test_crawling_every_fault_ends_in_the_right_stored_state(
     )
     with engine.connect() as connection:
         rows = connection.exec_driver_sql(
-            "SELECT d.url, d.state, d.http_status, d.error, d.content_type, d.content_hash, t.text "
-            "FROM doc d LEFT JOIN doc_text t USING (oid)"
+            "SELECT d.url, d.state, f.http_status, f.error, f.content_type, f.content_hash, "
+            "t.text FROM doc d LEFT JOIN doc_fetch f USING (oid) LEFT JOIN doc_text t USING (oid)"
         ).all()
         delays = dict(
             connection.exec_driver_sql(

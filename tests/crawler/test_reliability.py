@@ -69,7 +69,9 @@ def test_killed_crawler_leases_expire_and_every_url_comes_back_once(
         tries = dict(
             connection.exec_driver_sql("SELECT oid, num_tries FROM doc WHERE state = 1").all()
         )
+        leases = set(connection.exec_driver_sql("SELECT oid FROM doc_lease").scalars())
     assert leased, "the crawler died holding no lease: the test proves nothing"
+    assert leases == leased  # every URL it held, and only those, has a lease
     time.sleep(2.5)
     with engine.begin() as connection:
         connection.exec_driver_sql(queries["recover_expired_leases"])
@@ -81,7 +83,8 @@ def test_killed_crawler_leases_expire_and_every_url_comes_back_once(
         )
         after = states(engine)
         count = connection.exec_driver_sql("SELECT count(*) FROM doc").scalar()
-    assert DocState.LEASED not in after
+        leases_left = connection.exec_driver_sql("SELECT count(*) FROM doc_lease").scalar()
+    assert DocState.LEASED not in after and leases_left == 0
     assert count == total  # none lost, none duplicated
     assert back == {oid: tries[oid] + 1 for oid in leased}
     with engine.connect() as connection:

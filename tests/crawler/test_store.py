@@ -13,13 +13,15 @@ from focuscrawl.urls import oid_of
 
 PAGE = "http://a.example/page"
 B, C, D = "http://b.example/b", "http://c.example/c", "http://a.example/d"
+#: doc keeps a URL's scheme and path, site its host with the port
+E = "https://e.example:8443/e/f?q=1&r=%20"
 
 
 def _claim(engine: sa.Engine) -> Claim:
     with engine.begin() as connection:
         add_seeds(connection, [PAGE])
         sid, depth = connection.exec_driver_sql(
-            "SELECT sid, depth FROM doc WHERE url = %(url)s", {"url": PAGE}
+            "SELECT sid, depth FROM doc WHERE doc.url = %(url)s", {"url": PAGE}
         ).one()
     return Claim(oid_of(PAGE), PAGE, sid, 0, depth)
 
@@ -52,17 +54,25 @@ def _write(engine: sa.Engine, *outcomes: Outcome) -> None:
 def test_out_links_are_checked_in_one_level_deeper_and_unestimated(engine: sa.Engine) -> None:
     claim = _claim(engine)
     anchor = "tab\there\nnew line \\ back\\slash"
-    _write(engine, _fetched(claim, [(B, anchor), (C, None)]))
-    assert _links(engine) == [(B, anchor, True), (C, None, True)]
+    _write(engine, _fetched(claim, [(B, anchor), (C, None), (E, "e")]))
+    assert _links(engine) == [(B, anchor, True), (C, None, True), (E, "e", True)]
     with engine.connect() as connection:
         rows = connection.exec_driver_sql(
-            "SELECT url, depth, state, relevance FROM doc WHERE url <> %(url)s ORDER BY url",
+            "SELECT d.url, d.depth, d.state, d.relevance FROM doc AS d "
+            "WHERE d.url <> %(url)s ORDER BY 1",
             {"url": PAGE},
         ).all()
+        parts = connection.exec_driver_sql(
+            "SELECT d.https, s.host, d.path FROM doc AS d JOIN site AS s USING (sid) "
+            "WHERE d.oid = %(oid)s",
+            {"oid": oid_of(E)},
+        ).one()
     assert [(url, depth, state) for url, depth, state, _ in rows] == [
         (B, claim.depth + 1, DocState.FRONTIER),
         (C, claim.depth + 1, DocState.FRONTIER),
+        (E, claim.depth + 1, DocState.FRONTIER),
     ]
+    assert tuple(parts) == (True, "e.example:8443", "/e/f?q=1&r=%20")
     assert all(relevance == -math.inf for *_, relevance in rows)
 
 
@@ -85,6 +95,6 @@ def test_a_page_twice_in_one_batch_is_stored_once(engine: sa.Engine) -> None:
     assert _links(engine) == [(B, "second", True), (C, "c", True)]
     with engine.connect() as connection:
         fetches = connection.exec_driver_sql(
-            "SELECT num_tries FROM doc WHERE url = %(url)s", {"url": PAGE}
+            "SELECT num_tries FROM doc WHERE doc.url = %(url)s", {"url": PAGE}
         ).scalar()
     assert fetches == 1

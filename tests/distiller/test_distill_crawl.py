@@ -62,12 +62,14 @@ def test_hubs_authorities_and_boost_on_wikispeedia(
     raised = boost(engine, hubs=10)
     assert raised
     with engine.connect() as c:
-        before = c.exec_driver_sql("SELECT max(fetch_seq) FROM doc").scalar_one()
+        before = c.exec_driver_sql("SELECT max(fetch_seq) FROM doc_fetch").scalar_one()
     crawl(engine, wikispeedia_web.proxy, [], mode=Mode.SOFT, max_pages=len(raised), threads=1,
           batch_per_thread=4)  # fmt: skip
     with engine.connect() as c:
         taken = c.exec_driver_sql(
-            "SELECT url FROM doc WHERE fetch_seq > %(s)s ORDER BY fetch_seq", {"s": before}
+            "SELECT d.url FROM doc AS d JOIN doc_fetch AS f USING (oid) "
+            "WHERE f.fetch_seq > %(s)s ORDER BY f.fetch_seq",
+            {"s": before},
         ).scalars()
         next_pages = list(taken)
     assert next_pages and set(next_pages) <= set(raised)

@@ -95,15 +95,16 @@ def load(engine: sa.Engine, g: Graph) -> dict[int, int]:
             c.exec_driver_sql("INSERT INTO site (host) VALUES (%(h)s)", {"h": f"s{s}.example"})
         c.exec_driver_sql(
             """
-            INSERT INTO doc (oid, url, sid, bytehash, relevance, state)
-            SELECT url_oid(u.url), u.url, site.sid, url_bytehash(u.url), u.r,
+            INSERT INTO doc (oid, https, path, sid, bytehash, relevance, state)
+            SELECT url_oid(doc_url(false, u.host, u.path)), false, u.path, site.sid,
+                   url_bytehash(doc_url(false, u.host, u.path)), u.r,
                    CASE WHEN u.f THEN 2 ELSE 0 END
-            FROM unnest(%(urls)s::text[], %(hosts)s::text[], %(rel)s::float8[], %(f)s::bool[])
-                 AS u(url, host, r, f)
+            FROM unnest(%(paths)s::text[], %(hosts)s::text[], %(rel)s::float8[], %(f)s::bool[])
+                 AS u(path, host, r, f)
             JOIN site ON site.host = u.host
             """,
             {
-                "urls": urls,
+                "paths": [f"/{i}" for i in range(len(g.sites))],
                 "hosts": [f"s{s}.example" for s in g.sites],
                 "rel": g.relevance,
                 "f": g.fetched,
@@ -112,14 +113,14 @@ def load(engine: sa.Engine, g: Graph) -> dict[int, int]:
         c.exec_driver_sql(
             """
             INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst)
-            SELECT url_oid(a), url_oid(b), sa.sid, sb.sid
+            SELECT da.oid, db.oid, da.sid, db.sid
             FROM unnest(%(a)s::text[], %(b)s::text[]) AS l(a, b)
-            JOIN doc AS da ON da.url = l.a JOIN site AS sa ON sa.sid = da.sid
-            JOIN doc AS db ON db.url = l.b JOIN site AS sb ON sb.sid = db.sid
+            JOIN doc AS da ON da.oid = url_oid(l.a)
+            JOIN doc AS db ON db.oid = url_oid(l.b)
             """,
             {"a": [urls[u] for u, _ in g.links], "b": [urls[v] for _, v in g.links]},
         )
-        rows = c.exec_driver_sql("SELECT oid, url FROM doc").all()
+        rows = c.exec_driver_sql("SELECT d.oid, d.url FROM doc AS d").all()
     return {oid: urls.index(url) for oid, url in rows}
 
 

@@ -20,11 +20,13 @@ def _fill_frontier(engine: sa.Engine, rows: int) -> None:
         )
         connection.exec_driver_sql(
             """
-            INSERT INTO doc (oid, url, sid, bytehash, relevance, priority, num_tries, state)
-            SELECT url_oid(u), u, 1 + g %% 100, url_bytehash(u), -(g %% 97) / 10.0, g %% 13,
-                   (g %% 50 = 0)::int, CASE WHEN g %% 10 = 0 THEN 2 ELSE 0 END
+            INSERT INTO doc (oid, https, path, sid, bytehash, relevance, priority, num_tries,
+                             state)
+            SELECT url_oid(u), false, p, 1 + g %% 100, url_bytehash(u), -(g %% 97) / 10.0,
+                   g %% 13, (g %% 50 = 0)::int, CASE WHEN g %% 10 = 0 THEN 2 ELSE 0 END
             FROM generate_series(1, %(rows)s) g,
-                 LATERAL (SELECT 'http://h' || (1 + g %% 100) || '.example/p' || g) AS t(u)
+                 LATERAL (SELECT '/p' || g) AS t(p),
+                 LATERAL (SELECT doc_url(false, 'h' || (1 + g %% 100) || '.example', p)) AS v(u)
             """,
             {"rows": rows},
         )
@@ -55,13 +57,19 @@ def test_claim_batch_plan_reads_the_frontier_indexes_and_never_sorts_the_table(
     types = [n["Node Type"] for n in nodes]
     assert "Incremental Sort" not in types, types
     # the one sort puts the claimed rows in claim order: it reads the rows the UPDATE
-    # returned and the claimed oids, never a table
+    # returned and the claimed oids, and their sites by key, never a table
     for sort in (n for n in nodes if n["Node Type"] == "Sort"):
         (outer,) = [c for c in sort["Plans"] if c.get("Parent Relationship") == "Outer"]
         scans = {
-            (n["Node Type"], n.get("CTE Name")) for n in _nodes(outer) if "Scan" in n["Node Type"]
+            (n["Node Type"], n.get("CTE Name") or n.get("Index Name"))
+            for n in _nodes(outer)
+            if "Scan" in n["Node Type"]
         }
-        assert scans == {("CTE Scan", "claimed"), ("CTE Scan", "batch")}, scans
+        assert scans == {
+            ("CTE Scan", "claimed"),
+            ("CTE Scan", "batch"),
+            ("Index Scan", "site_pkey"),
+        }, scans
     doc_scans = {
         (n["Node Type"], n.get("Index Name"))
         for n in nodes
@@ -82,12 +90,17 @@ def test_claim_batch_returns_urls_in_checkout_order_and_leases_them(engine: sa.E
             "SELECT oid, num_tries, relevance FROM doc WHERE state = 1 "
             "ORDER BY num_tries, relevance DESC, priority, bytehash"
         ).all()
+        leases = connection.exec_driver_sql(
+            "SELECT oid FROM doc_lease WHERE until > now() + interval '50 seconds'"
+        ).scalars()
+        urls = dict(connection.exec_driver_sql("SELECT d.oid, d.url FROM doc AS d").all())
         best_left = connection.exec_driver_sql(
             "SELECT num_tries, relevance FROM doc WHERE state = 0 "
             "ORDER BY num_tries, relevance DESC, priority, bytehash LIMIT 1"
         ).one()
     assert len(claimed) == 50
-    assert sorted(r.oid for r in claimed) == sorted(r.oid for r in leased)
+    assert sorted(r.oid for r in claimed) == sorted(r.oid for r in leased) == sorted(leases)
+    assert all(r.url == urls[r.oid] and r.url.startswith("http://h") for r in claimed)
     worst_claimed = max((r.num_tries, -r.relevance) for r in leased)
     assert worst_claimed <= (best_left.num_tries, -best_left.relevance)
 
@@ -99,12 +112,12 @@ def test_urls_waiting_for_another_try_come_after_every_untried_url(engine: sa.En
         connection.exec_driver_sql("INSERT INTO site (host) VALUES ('a.example')")
         connection.exec_driver_sql(
             """
-            INSERT INTO doc (oid, url, sid, bytehash, relevance, num_tries)
-            SELECT url_oid(u), u, 1, url_bytehash(u), r, t
+            INSERT INTO doc (oid, https, path, sid, bytehash, relevance, num_tries)
+            SELECT url_oid(u), false, p, 1, url_bytehash(u), r, t
             FROM (VALUES ('/a', -3.0, 0), ('/b', -1.0, 0), ('/c', -2.0, 0),
                          ('/d', 0.0, 2), ('/e', -0.5, 1), ('/f', -9.0, 1), ('/g', 0.0, 1))
                  AS v(p, r, t),
-                 LATERAL (SELECT 'http://a.example' || p) AS x(u)
+                 LATERAL (SELECT doc_url(false, 'a.example', p)) AS x(u)
             """
         )
     with engine.begin() as connection:

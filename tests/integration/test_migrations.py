@@ -21,7 +21,7 @@ from focuscrawl.schema import metadata
 
 TABLES = {
     "taxonomy", "example", "site", "doc", "doc_text", "link", "distill_run", "hits_score",
-    "model", "doc_class",
+    "model", "doc_class", "doc_fetch", "doc_lease",
 }  # fmt: skip
 
 
@@ -74,16 +74,25 @@ def test_schema_module_matches_the_migrations(engine: sa.Engine) -> None:
     )
 
 
-def _add_docs(engine: sa.Engine, count: int) -> None:
+#: ``count`` unvisited URLs on site 1, a.example, in the schema of 0011 and later
+ADD_DOCS = (
+    "INSERT INTO doc (oid, https, path, sid, bytehash) "
+    "SELECT url_oid(u), false, p, 1, url_bytehash(u) FROM generate_series(1, %(count)s) g, "
+    "LATERAL (SELECT '/' || g) AS t(p), LATERAL (SELECT doc_url(false, 'a.example', p)) AS v(u)"
+)
+#: the same before 0011, when doc kept whole URLs
+ADD_DOCS_0010 = (
+    "INSERT INTO doc (oid, url, sid, bytehash) "
+    "SELECT url_oid(u), u, 1, url_bytehash(u) "
+    "FROM generate_series(1, %(count)s) g, LATERAL (SELECT 'http://a.example/' || g) t(u)"
+)
+
+
+def _add_docs(engine: sa.Engine, count: int, statement: str = ADD_DOCS) -> None:
     """One site and ``count`` unvisited URLs on it."""
     with engine.begin() as connection:
         connection.exec_driver_sql("INSERT INTO site (host) VALUES ('a.example')")
-        connection.exec_driver_sql(
-            "INSERT INTO doc (oid, url, sid, bytehash) "
-            "SELECT url_oid(u), u, 1, url_bytehash(u) "
-            "FROM generate_series(1, %(count)s) g, LATERAL (SELECT 'http://a.example/' || g) t(u)",
-            {"count": count},
-        )
+        connection.exec_driver_sql(statement, {"count": count})
 
 
 def test_analyze_gathers_no_statistics_on_the_node_scores(empty_db_url: str) -> None:
@@ -136,7 +145,7 @@ def test_ensure_schema_refuses_a_schema_from_a_newer_version(engine: sa.Engine) 
 
 
 def test_sql_url_hashes_equal_the_python_ones(engine: sa.Engine) -> None:
-    from focuscrawl.urls import bytehash_of, normalize_url, oid_of, url_ids
+    from focuscrawl.urls import bytehash_of, normalize_url, oid_of, split_url, url_ids
 
     urls = [
         normalize_url(u)
@@ -149,6 +158,19 @@ def test_sql_url_hashes_equal_the_python_ones(engine: sa.Engine) -> None:
         ).all()
     assert [(u, oid_of(u), bytehash_of(u)) for u in urls] == [tuple(r) for r in rows]
     assert [url_ids(u) for u in urls] == [(r[1], r[2]) for r in rows]
+    # doc keeps the scheme and path, site the host; SQL doc_url puts them back together
+    parts = [split_url(u) for u in urls]
+    with engine.connect() as connection:
+        joined = connection.exec_driver_sql(
+            "SELECT doc_url(h, s, p) FROM unnest(%(h)s::bool[], %(s)s::text[], %(p)s::text[]) "
+            "AS t(h, s, p)",
+            {
+                "h": [h for h, _, _ in parts],
+                "s": [s for _, s, _ in parts],
+                "p": [p for *_, p in parts],
+            },
+        ).scalars()
+        assert list(joined) == urls
 
 
 def test_doc_rejects_an_oid_that_is_not_the_url_hash(engine: sa.Engine) -> None:
@@ -156,14 +178,119 @@ def test_doc_rejects_an_oid_that_is_not_the_url_hash(engine: sa.Engine) -> None:
         sid = connection.exec_driver_sql(
             "INSERT INTO site (host) VALUES ('a.example') RETURNING sid"
         ).scalar()
-    with (
-        pytest.raises(sa.exc.IntegrityError, match="doc_oid_is_url_hash"),
-        engine.begin() as connection,
-    ):
-        connection.exec_driver_sql(
-            "INSERT INTO doc (oid, url, sid, bytehash) VALUES (1, 'http://a.example/', %(sid)s, 0)",
+        connection.exec_driver_sql(  # the right oid: stored
+            "INSERT INTO doc (oid, https, path, sid, bytehash) "
+            "VALUES (url_oid('https://a.example/x'), true, '/x', %(sid)s, 0)",
             {"sid": sid},
         )
+    wrong = (  # another scheme's, another host's, another path's
+        "url_oid('http://a.example/x'), true, '/x'",
+        "url_oid('https://b.example/x'), true, '/x'",
+        "url_oid('https://a.example/z'), true, '/y'",
+    )
+    for values in wrong:
+        with (
+            pytest.raises(sa.exc.IntegrityError, match="is not url_oid of its URL"),
+            engine.begin() as connection,
+        ):
+            connection.exec_driver_sql(
+                f"INSERT INTO doc (oid, https, path, sid, bytehash) VALUES ({values}, %(sid)s, 0)",
+                {"sid": sid},
+            )
+    with engine.connect() as connection:
+        urls = connection.exec_driver_sql("SELECT d.url FROM doc AS d").scalars().all()
+    assert urls == ["https://a.example/x"]  # url(doc), a computed field
+
+
+def test_a_documents_url_does_not_change(engine: sa.Engine) -> None:
+    """Migration 0011: oids are hashes of URLs, so what makes a URL is fixed."""
+    _add_docs(engine, 3)
+    for statement in (
+        "UPDATE doc SET sid = 2",
+        "UPDATE doc SET path = '/moved'",
+        "UPDATE doc SET https = true",
+        "UPDATE site SET host = 'b.example'",
+        "UPDATE site SET sid = 5",
+    ):
+        with (
+            pytest.raises(sa.exc.IntegrityError, match="a URL does not change"),
+            engine.begin() as connection,
+        ):
+            connection.exec_driver_sql(statement)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE doc SET relevance = -1, state = 2")  # the rest does
+        connection.exec_driver_sql("UPDATE site SET pages_taken = 1")
+
+
+def test_the_narrow_doc_keeps_every_row_through_a_downgrade(empty_db_url: str) -> None:
+    """Migration 0011 splits doc into doc, doc_fetch and doc_lease and rebuilds it; down to
+    0010 and up again, every URL keeps its state and what its fetch found."""
+    engine = make_engine(empty_db_url)
+    upgrade(engine, "0010")
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO site (host) VALUES ('a.example'), ('b.example:8080')"
+        )
+        connection.exec_driver_sql(
+            """
+            INSERT INTO doc (oid, url, sid, bytehash, relevance, num_tries, priority, state,
+                             depth, http_status, error, lease_until, fetch_seq, fetched_at,
+                             title, etag, last_modified, content_type, content_hash, cid,
+                             model_id)
+            SELECT url_oid(v.u), v.u, v.sid, url_bytehash(v.u), v.rel, v.tries, 3, v.state,
+                   2, v.status, v.error, v.lease, v.seq, v.at, v.title, v.etag, v.lm,
+                   v.type, v.hash, v.cid, v.model
+            FROM (VALUES
+                ('http://a.example/new', 1, '-Infinity'::float8, 0, 0, NULL::smallint,
+                 NULL::varchar, NULL::timestamptz, NULL::bigint, NULL::timestamptz,
+                 NULL::text, NULL::varchar, NULL::varchar, NULL::varchar, NULL::bigint,
+                 NULL::smallint, NULL::int),
+                ('https://a.example/retry?q=1', 1, -2.5, 1, 0, 503, 'http_503', NULL, NULL,
+                 NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+                ('http://b.example:8080/leased', 2, -1.0, 0, 1, NULL, NULL,
+                 '2030-01-01 00:00+00', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+                ('http://b.example:8080/page', 2, -0.5, 1, 2, 200, NULL, NULL, 7,
+                 '2026-11-24 12:00+00', 'A page', '"e1"', 'Tue, 24 Nov 2026 12:00:00 GMT',
+                 'text/html', 42, 3, 1),
+                ('https://a.example/gone', 1, -3.0, 3, 3, 404, 'http_404', NULL, NULL, NULL,
+                 NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+            ) AS v(u, sid, rel, tries, state, status, error, lease, seq, at, title, etag, lm,
+                   type, hash, cid, model)
+            """
+        )
+    columns = (
+        "url, relevance, num_tries, priority, state, depth, http_status, error, lease_until, "
+        "fetch_seq, fetched_at, title, etag, last_modified, content_type, content_hash, cid, "
+        "model_id"
+    )
+    before_sql = f"SELECT {columns} FROM doc ORDER BY url"
+    with engine.connect() as connection:
+        before = connection.exec_driver_sql(before_sql).all()
+    upgrade(engine)
+    after_sql = (
+        "SELECT d.url, d.relevance, d.num_tries, d.priority, d.state, d.depth, f.http_status, "
+        "f.error, l.until, f.fetch_seq, f.fetched_at, f.title, f.etag, f.last_modified, "
+        "f.content_type, f.content_hash, f.cid, f.model_id "
+        "FROM doc AS d LEFT JOIN doc_fetch AS f USING (oid) LEFT JOIN doc_lease AS l USING (oid) "
+        "ORDER BY 1"
+    )
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql(after_sql).all() == before
+        tried = connection.exec_driver_sql("SELECT count(*) FROM doc_fetch").scalar()
+        assert tried == 3  # the untried and the leased URL have no fetch row
+        assert (
+            connection.exec_driver_sql(
+                "SELECT count(*) FROM doc WHERE oid = url_oid(url(doc))"
+            ).scalar()
+            == 5
+        )
+    downgrade(engine, "0010")
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql(before_sql).all() == before
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql(after_sql).all() == before
+    engine.dispose()
 
 
 def test_doc_rows_must_name_an_existing_site(empty_db_url: str) -> None:
@@ -173,6 +300,11 @@ def test_doc_rows_must_name_an_existing_site(empty_db_url: str) -> None:
     upgrade(engine)
     _add_docs(engine, 3)  # site 1, three URLs
     insert = (
+        "INSERT INTO doc (oid, https, path, sid, bytehash) "
+        "SELECT url_oid(doc_url(false, h, p)), false, p, s, 0 "
+        "FROM (VALUES ('a.example', '/x', 1), ('b.example', '/y', 99)) AS v(h, p, s)"
+    )
+    insert_0010 = (
         "INSERT INTO doc (oid, url, sid, bytehash) SELECT url_oid(u), u, s, url_bytehash(u) "
         "FROM (VALUES ('http://a.example/x', 1), ('http://b.example/y', 99)) AS v(u, s)"
     )
@@ -182,8 +314,8 @@ def test_doc_rows_must_name_an_existing_site(empty_db_url: str) -> None:
             connection.exec_driver_sql(statement)
 
     refused(insert, "doc rows name site 99 that does not exist")
-    refused("UPDATE doc SET sid = 2", "doc.sid does not change")
-    refused("UPDATE site SET sid = 5", "site.sid does not change")
+    refused("UPDATE doc SET sid = 2", "a URL does not change")
+    refused("UPDATE site SET sid = 5", "a URL does not change")
     refused("DELETE FROM site", "site 1 still has doc rows")
     with engine.begin() as connection:
         assert connection.exec_driver_sql("SELECT count(*), min(sid) FROM doc").one() == (3, 1)
@@ -191,7 +323,10 @@ def test_doc_rows_must_name_an_existing_site(empty_db_url: str) -> None:
         connection.exec_driver_sql("DELETE FROM site WHERE host = 'b.example'")  # no docs: gone
         connection.exec_driver_sql("UPDATE site SET pages_taken = 1")  # other columns change
     downgrade(engine, "0008")
-    refused(insert, "doc_sid_fkey")
+    refused(insert_0010, "doc_sid_fkey")
+    upgrade(engine, "0010")
+    refused(insert_0010, "does not exist")
+    refused("UPDATE doc SET sid = 2", "doc.sid does not change")
     upgrade(engine)
     refused(insert, "does not exist")
     engine.dispose()
@@ -235,3 +370,31 @@ def test_the_baseline_orders_are_a_branch_taken_on_demand(engine: sa.Engine) -> 
 def test_an_unknown_branch_is_refused(engine: sa.Engine) -> None:
     with pytest.raises(SchemaError, match="no optional schema branch 'nope'"):
         ensure_branch(engine, "nope")
+
+
+def test_the_narrow_doc_keeps_the_baseline_branch(empty_db_url: str) -> None:
+    """A database that took the ``baselines`` branch before 0011 keeps its discovery order
+    and the baseline indexes through the rebuild of doc, both ways."""
+    engine = make_engine(empty_db_url)
+    upgrade(engine, "0010")
+    upgrade(engine, "baselines@head")
+    _add_docs(engine, 20, ADD_DOCS_0010)
+
+    def found() -> list[tuple[int, int]]:
+        with engine.connect() as connection:
+            return connection.exec_driver_sql("SELECT oid, found_seq FROM doc ORDER BY oid").all()
+
+    before = found()
+    upgrade(engine)
+    assert found() == before
+    assert _baseline_objects(engine) == {"doc_frontier_bfs", "doc_frontier_unfocused", "found_seq"}
+    with engine.begin() as connection:  # the sequence still numbers new URLs
+        connection.exec_driver_sql(ADD_DOCS.replace("1, %(count)s", "21, 21"))
+        newest = connection.exec_driver_sql("SELECT max(found_seq) FROM doc").scalar()
+    assert newest == max(seq for _, seq in before) + 1
+    downgrade(engine, "0010")
+    assert _baseline_objects(engine) == {"doc_frontier_bfs", "doc_frontier_unfocused", "found_seq"}
+    assert set(before) <= set(found())
+    downgrade(engine, "base")
+    assert _tables(engine) == set()
+    engine.dispose()

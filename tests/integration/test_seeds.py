@@ -35,13 +35,13 @@ def test_reseeding_raises_a_frontier_url_and_leaves_a_fetched_one(engine: sa.Eng
     with engine.begin() as connection:
         add_seeds(connection, ["http://a.example/1", "http://a.example/2"])
         connection.exec_driver_sql(
-            "UPDATE doc SET priority = 5, relevance = -3 WHERE url = 'http://a.example/1'"
+            "UPDATE doc SET priority = 5, relevance = -3 WHERE doc.url = 'http://a.example/1'"
         )
-        connection.exec_driver_sql("UPDATE doc SET state = 2 WHERE url = 'http://a.example/2'")
+        connection.exec_driver_sql("UPDATE doc SET state = 2 WHERE doc.url = 'http://a.example/2'")
         result = add_seeds(
             connection, ["http://a.example/1", "http://a.example/2", "http://a.example/3"]
         )
-        rows = dict(connection.exec_driver_sql("SELECT url, priority FROM doc").all())
+        rows = dict(connection.exec_driver_sql("SELECT d.url, d.priority FROM doc AS d").all())
     assert result.added == ["http://a.example/3"]
     assert result.raised == ["http://a.example/1"]
     assert result.already_fetched == ["http://a.example/2"]

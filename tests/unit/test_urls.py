@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.errors import InvalidURL
-from focuscrawl.urls import bytehash_of, host_of, normalize_url, oid_of
+from focuscrawl.urls import bytehash_of, host_of, normalize_url, oid_of, split_url
 
 
 @pytest.mark.parametrize(
@@ -62,6 +62,9 @@ def test_normalize_url_is_idempotent(host: str, path: str, query: str) -> None:
         return
     assert normalize_url(once) == once
     assert host_of(once) == urlsplit(once).netloc
+    https, host_part, rest = split_url(once)  # what doc and site keep of it
+    assert ("https://" if https else "http://") + host_part + rest == once
+    assert host_part == host_of(once) and rest.startswith("/")
 
 
 def test_oid_and_bytehash_are_stable_and_distinct_per_url() -> None:
@@ -79,6 +82,19 @@ def test_oid_and_bytehash_are_stable_and_distinct_per_url() -> None:
 def test_host_of_keeps_non_default_ports() -> None:
     assert host_of("http://example.com:8080/x") == "example.com:8080"
     assert host_of("http://example.com/x") == "example.com"
+
+
+@pytest.mark.parametrize(
+    ("url", "parts"),
+    [
+        ("http://example.com/", (False, "example.com", "/")),
+        ("https://example.com:8443/a/b?q=1&r=/x", (True, "example.com:8443", "/a/b?q=1&r=/x")),
+        ("http://[::1]:8080/x", (False, "[::1]:8080", "/x")),
+        ("https://xn--bcher-kva.de/%C3%A4", (True, "xn--bcher-kva.de", "/%C3%A4")),
+    ],
+)
+def test_split_url_gives_the_scheme_host_and_path(url: str, parts: tuple[bool, str, str]) -> None:
+    assert split_url(url) == parts
 
 
 @settings(max_examples=1000)
