@@ -182,3 +182,48 @@ def test_pass_relevance_reads_links_off_link_src(engine: sa.Engine) -> None:
     # 78,000 rows of a 30,000-page crawl the plan reads doc by key too)
     assert not any(t == "Seq Scan" and r == "link" for t, r, _ in scans), scans
     assert any(i == "link_src" for _, _, i in scans), scans
+
+
+def test_claim_revisits_reads_fetched_pages_in_relevance_order_off_doc_revisit(
+    engine: sa.Engine,
+) -> None:
+    """Maintenance takes the most relevant fetched pages first off doc_revisit, each
+    page's fetch time looked up by key in doc_fetch: never a sort of all fetched pages
+    (an incremental sort orders pages of equal relevance by age)."""
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO site (host) SELECT 'h' || g || '.example' FROM generate_series(1, 100) g"
+        )
+        connection.exec_driver_sql(
+            """
+            INSERT INTO doc (oid, https, path, sid, bytehash, relevance, state)
+            SELECT url_oid(doc_url(false, 'h' || (1 + g %% 100) || '.example', '/p' || g)),
+                   false, '/p' || g, 1 + g %% 100, 0, -(g %% 97) / 10.0, 2
+            FROM generate_series(1, 12000) g
+            """
+        )
+        connection.exec_driver_sql(
+            "INSERT INTO doc_fetch (oid, fetch_seq, fetched_at, http_status, etag) "
+            "SELECT oid, n, now() - n * interval '1 second', 200, '\"e' || (n %% 7) || '\"' "
+            "FROM (SELECT oid, row_number() OVER (ORDER BY oid) AS n FROM doc) AS numbered"
+        )
+        connection.exec_driver_sql("ANALYZE doc")
+        connection.exec_driver_sql("ANALYZE doc_fetch")
+    params = {"batch": 64, "lease_seconds": 60, "min_age_seconds": 60}
+    with engine.connect() as connection:
+        nodes = _explain(connection, queries["claim_revisits"], params)
+    (batch,) = [n for n in nodes if n.get("Subplan Name") == "CTE batch"]
+    chosen = {(n["Node Type"], n.get("Index Name")) for n in _nodes(batch)}
+    assert ("Index Scan", "doc_revisit") in chosen, chosen
+    assert ("Index Scan", "doc_fetch_pkey") in chosen, chosen
+    assert not {t for t, _ in chosen} & {"Sort", "Seq Scan", "Hash Join"}, chosen
+    with engine.begin() as connection:
+        claimed = execute(connection, queries["claim_revisits"], params).all()
+        rows = connection.exec_driver_sql(
+            "SELECT d.oid FROM doc AS d JOIN doc_fetch AS f USING (oid) "
+            "WHERE f.fetched_at < now() - interval '60 seconds' "
+            "ORDER BY d.relevance DESC, f.fetched_at LIMIT 64"
+        ).scalars()
+        due = list(rows)
+    assert sorted(r.oid for r in claimed) == sorted(due)
+    assert all(r.etag and r.url.startswith("http://h") for r in claimed)
