@@ -29,7 +29,8 @@ from sqlalchemy.engine import Engine
 from focuscrawl.distiller import run_hits
 
 BUILD = """
-TRUNCATE link, doc_text, doc, site, hits_score, distill_run RESTART IDENTITY CASCADE;
+TRUNCATE link, doc_text, doc_class, doc_fetch, doc_lease, doc, site, hits_score, distill_run
+    RESTART IDENTITY CASCADE;
 INSERT INTO site (host) SELECT 's' || i || '.example' FROM generate_series(1, %(sites)s) AS i;
 INSERT INTO doc (oid, https, path, sid, bytehash, relevance, state)
 SELECT url_oid(u), false, '/' || i, 1 + (i %% %(sites)s), url_bytehash(u),

@@ -180,7 +180,9 @@ Index("doc_revisit", doc.c.relevance.desc(), postgresql_where=doc.c.state == 2)
 doc_fetch = Table(
     "doc_fetch",
     metadata,
-    Column("oid", BigInteger, ForeignKey("doc.oid", ondelete="CASCADE"), primary_key=True),
+    # a doc row's; no foreign key: triggers check each inserting statement, and delete
+    # a document's doc_fetch, doc_text and doc_class rows with it (migration 0012)
+    Column("oid", BigInteger, primary_key=True, autoincrement=False),
     # numbers fetches in the order they happened; NULL: tried, never fetched
     Column("fetch_seq", BigInteger, nullable=True),
     Column("fetched_at", DateTime(timezone=True), nullable=True),
@@ -222,7 +224,7 @@ doc_lease = Table(
 doc_text = Table(
     "doc_text",
     metadata,
-    Column("oid", BigInteger, ForeignKey("doc.oid", ondelete="CASCADE"), primary_key=True),
+    Column("oid", BigInteger, primary_key=True, autoincrement=False),  # a doc row's (0012)
     Column("text", Text, nullable=False),
     comment="Visible text of fetched pages, apart so that doc stays narrow.",
 )
@@ -242,7 +244,7 @@ model = Table(
 doc_class = Table(
     "doc_class",
     metadata,
-    Column("oid", BigInteger, ForeignKey("doc.oid", ondelete="CASCADE"), primary_key=True),
+    Column("oid", BigInteger, primary_key=True, autoincrement=False),  # a doc row's (0012)
     Column("model_id", Integer, nullable=False),
     # no planner statistics (migration 0007): nothing filters on it, and ANALYZE of
     # these arrays cost a tenth of the server's CPU in a crawl

@@ -127,7 +127,7 @@ class Crawler:
                 self._local.connection = psycopg2.connect(self._dsn)
                 self._local.connection.autocommit = True
                 with self._local.connection.cursor() as cursor:
-                    cursor.execute("SET synchronous_commit = off")
+                    cursor.execute(queries["crawler_session"])
                     for statement in _per_page().values():
                         cursor.execute(statement.prepare)
             per_page = _per_page().get(name)

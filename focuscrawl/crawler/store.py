@@ -179,7 +179,7 @@ class Store:
         if self._connection is None:
             self._connection = psycopg2.connect(engine_dsn(self.engine))
             with self._connection.cursor() as cursor:
-                cursor.execute("SET synchronous_commit = off")
+                cursor.execute(queries["crawler_session"])
                 cursor.execute(queries["create_staging"])
             self._connection.commit()
         return self._connection.cursor()

@@ -20,7 +20,7 @@ highest relevance among a URL's scored parents, and a new model raises it (``cla
 rescore`` recomputes them all). ``oid = url_oid(url)`` was a check constraint on the
 URL; with the host in ``site`` it is checked, with the site's existence, once per
 inserting statement by the trigger that replaces ``doc_sites_exist`` (0009), and
-``doc.sid``, ``doc.https``, ``doc.path`` and ``site.host`` cannot change. Dropped
+``doc.oid``, ``doc.sid``, ``doc.https``, ``doc.path`` and ``site.host`` cannot change. Dropped
 columns stay in every new row as NULLs, so the table is rebuilt rather than altered.
 The ``baselines`` branch's ``found_seq`` and indexes are carried over when present.
 
@@ -257,14 +257,14 @@ def upgrade() -> None:
         CREATE FUNCTION refuse_url_change() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             RAISE EXCEPTION '%: a URL does not change (doc.sid, doc.https, doc.path and '
-                'site.host make it, and its oid is its hash)', TG_TABLE_NAME
+                'site.host make it, and doc.oid is its hash)', TG_TABLE_NAME
                 USING ERRCODE = 'foreign_key_violation';
         END
         $$
         """
     )
     op.execute(
-        "CREATE TRIGGER doc_url_kept BEFORE UPDATE OF sid, https, path ON doc "
+        "CREATE TRIGGER doc_url_kept BEFORE UPDATE OF oid, sid, https, path ON doc "
         "FOR EACH STATEMENT EXECUTE FUNCTION refuse_url_change()"
     )
     op.execute(

@@ -89,7 +89,10 @@ def reference(
 def load(engine: sa.Engine, g: Graph) -> dict[int, int]:
     """Write the graph as sites, docs and links; return oid -> page number."""
     with engine.begin() as c:
-        c.exec_driver_sql("TRUNCATE link, doc_text, doc, site, hits_score, distill_run CASCADE")
+        c.exec_driver_sql(
+            "TRUNCATE link, doc_text, doc_class, doc_fetch, doc_lease, doc, site, hits_score, "
+            "distill_run CASCADE"
+        )
         urls = [f"http://s{s}.example/{i}" for i, s in enumerate(g.sites)]
         for s in sorted(set(g.sites)):
             c.exec_driver_sql("INSERT INTO site (host) VALUES (%(h)s)", {"h": f"s{s}.example"})

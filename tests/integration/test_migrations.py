@@ -398,3 +398,53 @@ def test_the_narrow_doc_keeps_the_baseline_branch(empty_db_url: str) -> None:
     downgrade(engine, "base")
     assert _tables(engine) == set()
     engine.dispose()
+
+
+def test_rows_of_doc_children_must_name_a_doc_and_go_with_it(empty_db_url: str) -> None:
+    """Migration 0012: doc_text, doc_class and doc_fetch are checked once per statement
+    (triggers), not row by row by foreign keys; the rules are the keys', deleting a doc
+    deletes its rows (and its lease), and downgraded the keys are back."""
+    engine = make_engine(empty_db_url)
+    upgrade(engine)
+    _add_docs(engine, 3)
+    inserts = {
+        "doc_text": "INSERT INTO doc_text (oid, text) SELECT oid, 'words' FROM doc",
+        "doc_class": "INSERT INTO doc_class (oid, model_id, logp) SELECT oid, 1, '{-1}' FROM doc",
+        "doc_fetch": "INSERT INTO doc_fetch (oid, fetch_seq) SELECT oid, 1 FROM doc",
+    }
+
+    def refused(statement: str, message: str) -> None:
+        with pytest.raises(sa.exc.IntegrityError, match=message), engine.begin() as connection:
+            connection.exec_driver_sql(statement)
+
+    def with_stray(insert: str) -> str:
+        """The insert, for every doc and for oid 42, which names none."""
+        return insert.replace("FROM doc", "FROM (SELECT oid FROM doc UNION ALL SELECT 42) AS d")
+
+    for table, insert in inserts.items():
+        # good rows and one naming no doc: the statement stores nothing
+        refused(with_stray(insert), f"{table} rows name doc 42")
+    with engine.begin() as connection:
+        for insert in inserts.values():
+            connection.exec_driver_sql(insert)
+        connection.exec_driver_sql("INSERT INTO doc_lease (oid, until) SELECT oid, now() FROM doc")
+    for table in inserts:
+        refused(f"UPDATE {table} SET oid = oid + 1", f"{table}.oid does not change")
+    refused("UPDATE doc SET oid = oid + 1", "a URL does not change")
+
+    def counts() -> list[int]:
+        with engine.connect() as connection:
+            return [
+                connection.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar()
+                for table in ("doc", *inserts, "doc_lease")
+            ]
+
+    assert counts() == [3] * 5
+    with engine.begin() as connection:
+        connection.exec_driver_sql("DELETE FROM doc WHERE path = '/1'")
+    assert counts() == [2] * 5  # the document's text, scores, fetch and lease went with it
+    downgrade(engine, "0011")
+    refused("INSERT INTO doc_text (oid, text) VALUES (42, 'w')", "doc_text_oid_fkey")
+    upgrade(engine)
+    refused("INSERT INTO doc_fetch (oid) VALUES (42)", "doc_fetch rows name doc 42")
+    engine.dispose()
