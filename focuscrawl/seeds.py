@@ -52,9 +52,15 @@ def add_seeds(connection: Connection, urls: Iterable[str]) -> SeedResult:
     if not normalized:
         return result
     seeds = list(normalized)
-    https, hosts, paths = (list(part) for part in zip(*map(split_url, seeds), strict=True))
+    parts = [split_url(url) for url in seeds]  # doc keeps scheme and path, site the host
+    hosts = [host for _, host, _ in parts]
     execute(connection, queries["upsert_sites"], {"hosts": sorted(set(hosts))})
-    params = {"https": https, "hosts": hosts, "paths": paths, "priority": SEED_PRIORITY}
+    params = {
+        "https": [https for https, _, _ in parts],
+        "hosts": hosts,
+        "paths": [path for _, _, path in parts],
+        "priority": SEED_PRIORITY,
+    }
     rows = execute(connection, queries["add_seeds"], params).all()
     by_oid = {oid_of(url): url for url in seeds}
     touched: set[int] = set()

@@ -50,9 +50,7 @@ class TruthScorer(Classifier):
                 tree.find(self.labels[r.oid][0]) if r.oid in self.labels else None for r in rows
             ]
             write_scores(connection, model_id, oids, relevances, cids, good_leaves)
-            params = {"model_id": model_id, "oids": oids}
             if self.oracle:
-                execute(
-                    connection, queries["oracle_links"], {**params, "relevant": self.relevant_list}
-                )
+                params = {"oids": oids, "relevant": self.relevant_list}
+                execute(connection, queries["oracle_links"], params)
         return len(rows)
