@@ -21,6 +21,22 @@ from focuscrawl.embedded import EmbeddedServer
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
+#: the heap pages the next %(claims)s claims of %(batch)s would each touch, on average,
+#: if the frontier stood still: how scattered the URLs a claim takes lie
+HEAP_PAGES_PER_CLAIM = """
+SELECT coalesce(avg(pages), 0) FROM (
+    SELECT count(DISTINCT (ctid::text::point)[0]) AS pages
+    FROM (
+        SELECT ctid, (row_number() OVER (ORDER BY relevance DESC, priority, bytehash) - 1)
+                     / %(batch)s AS claim
+        FROM doc WHERE state = 0 AND num_tries = 0
+        ORDER BY relevance DESC, priority, bytehash
+        LIMIT %(claims)s * %(batch)s
+    ) AS next_urls
+    GROUP BY claim
+) AS claims
+"""
+
 
 @contextmanager
 def scratch_engine(database_url: str | None = None) -> Iterator[Engine]:

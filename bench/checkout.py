@@ -7,8 +7,13 @@ runs the crawler's claim statement (sql/frontier.sql: claim_batch), each claim a
 statement of its own (autocommit) as a crawler runs it, and prints the latency
 distribution, the WAL, full-page images and buffer reads a claim costs, the plan's node
 types and the bytes per frontier row. The frontier starts from a checkpoint, so every
-size is measured in the same phase. Writes bench/results/checkout-N.json (PostgreSQL 14
-or later).
+size is measured in the same phase.
+
+Every URL gets a random relevance, so a claim takes its 64 URLs from 64 heap pages,
+as a crawl's frontier lies (bench/crawl.py: 56 pages per 64 after a soft crawl). With
+--share N, N URLs written one after another share their relevance, so a claim takes
+its URLs from fewer pages; the benchmark prints how many a claim touched.
+Writes bench/results/checkout-N[-shareS].json (PostgreSQL 14 or later).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from sqlalchemy.engine import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Timer, percentiles, scratch_engine, write_results
+from _common import HEAP_PAGES_PER_CLAIM, Timer, percentiles, scratch_engine, write_results
 
 from focuscrawl.database import engine_dsn, execute
 from focuscrawl.embedded import _bin_dir
@@ -39,7 +44,10 @@ from focuscrawl.queries import queries
 BUILD = """
 INSERT INTO site (host) SELECT 'h' || g || '.example' FROM generate_series(1, 1000) g;
 INSERT INTO doc (oid, https, path, sid, bytehash, relevance, priority)
-SELECT url_oid(u), false, p, 1 + g %% 1000, url_bytehash(u), ln(random()), (random() * 50)::int
+SELECT url_oid(u), false, p, 1 + g %% 1000, url_bytehash(u),
+       -- one pseudo-random relevance for each run of %(share)s URLs
+       ln((('x' || left(md5((g / %(share)s)::text), 8))::bit(32)::bigint + 1) / 4294967297.0),
+       (random() * 50)::int
 FROM generate_series(1, %(rows)s) g,
      LATERAL (SELECT '/page/' || g) AS t(p),
      LATERAL (SELECT doc_url(false, 'h' || (1 + g %% 1000) || '.example', p)) AS v(u);
@@ -76,6 +84,25 @@ FROM pg_stat_database WHERE datname = current_database()
 def _counters(engine: Engine) -> tuple[float, ...]:
     with engine.connect() as connection:
         return tuple(float(v) for v in connection.exec_driver_sql(COUNTERS).one())
+
+
+def _claim_latencies(engine: Engine, claims: int, batch: int) -> list[float]:
+    """Seconds each of ``claims`` claims of ``batch`` took, one connection, autocommit."""
+    samples: list[float] = []
+    raw = _crawler_connection(engine_dsn(engine))
+    try:
+        cursor = raw.cursor()
+        sql = queries["claim_batch"]
+        for _ in range(claims):
+            with Timer() as t:
+                cursor.execute(sql, {"batch": batch, "lease_seconds": 300})
+                claimed = cursor.fetchall()
+            assert len(claimed) == batch, "frontier ran dry: use more --rows"
+            samples.append(t.seconds)
+    finally:
+        raw.close()
+    time.sleep(0.5)  # a closing backend flushes its statistics
+    return samples
 
 
 def _refill(engine: Engine) -> None:
@@ -147,6 +174,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--claims", type=int, default=1_000)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument(
+        "--share", type=int, default=1, help="URLs in a row that share one relevance"
+    )
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--seconds", type=float, default=10, help="duration of each throughput run")
     parser.add_argument("--no-compare", action="store_true", help="skip the pgbench comparison")
@@ -157,7 +187,7 @@ def main() -> None:
             connection.execution_options(isolation_level="AUTOCOMMIT")
             for statement in BUILD.split(";"):
                 if statement.strip():
-                    execute(connection, statement, {"rows": args.rows})
+                    execute(connection, statement, {"rows": args.rows, "share": args.share})
         with engine.connect() as connection:
             size = connection.exec_driver_sql(
                 "SELECT pg_total_relation_size('doc'), pg_relation_size('doc'), "
@@ -172,21 +202,11 @@ def main() -> None:
         plan = plan if isinstance(plan, list) else json.loads(plan)
         nodes = _plan_nodes(plan[0]["Plan"])
 
-        samples: list[float] = []
+        with engine.connect() as connection:
+            params = {"claims": args.claims, "batch": args.batch}
+            heap_pages = float(execute(connection, HEAP_PAGES_PER_CLAIM, params).scalar_one())
         before = _counters(engine)
-        raw = _crawler_connection(engine_dsn(engine))
-        try:
-            cursor = raw.cursor()
-            sql = queries["claim_batch"]
-            for _ in range(args.claims):
-                with Timer() as t:
-                    cursor.execute(sql, {"batch": args.batch, "lease_seconds": 300})
-                    claimed = cursor.fetchall()
-                assert len(claimed) == args.batch, "frontier ran dry: use more --rows"
-                samples.append(t.seconds)
-        finally:
-            raw.close()
-        time.sleep(0.5)  # a closing backend flushes its statistics
+        samples = _claim_latencies(engine, args.claims, args.batch)
         per_claim = [(b - a) / args.claims for a, b in zip(before, _counters(engine), strict=True)]
 
         throughput = (
@@ -199,6 +219,7 @@ def main() -> None:
     rows_per_s = args.batch / (sum(samples) / len(samples))
     result = {
         "frontier_rows": args.rows,
+        "share": args.share,
         "batch": args.batch,
         "claims": args.claims,
         "build_s": round(build.seconds, 1),
@@ -213,14 +234,16 @@ def main() -> None:
         "blocks_read_per_claim": round(per_claim[2], 1),
         "buffer_hits_per_claim": round(per_claim[3], 1),
         "plan": nodes,
+        "heap_pages_per_claim": round(heap_pages, 1),
         **throughput,
     }
-    print(f"frontier of {args.rows:,} unvisited URLs built in {build.seconds:.1f} s")
+    shared = f", {args.share} in a row sharing a relevance" if args.share > 1 else ""
+    print(f"frontier of {args.rows:,} unvisited URLs{shared} built in {build.seconds:.1f} s")
     print("claim plan: " + " > ".join(nodes))
     print(
         f"claim {args.batch} x {args.claims}: median {stats['median_ms']:.2f} ms, "
         f"p90 {stats['p90_ms']:.2f} ms, p99 {stats['p99_ms']:.2f} ms, max {stats['max_ms']:.2f} ms "
-        f"({rows_per_s:,.0f} rows/s, one connection)"
+        f"({rows_per_s:,.0f} rows/s, one connection; {heap_pages:.1f} heap pages a claim)"
     )
     print(
         f"per claim (server-wide, from a checkpoint): "
@@ -246,7 +269,8 @@ def main() -> None:
         print(f"  Python {python:,} rows/s ({share:.0%} of pgbench)")
         if throughput["ran_dry"]:
             print("  the frontier ran dry: these rates are not comparable; use more --rows")
-    print(f"wrote {write_results(f'checkout-{args.rows}', result)}")
+    name = f"checkout-{args.rows}" + (f"-share{args.share}" if args.share > 1 else "")
+    print(f"wrote {write_results(name, result)}")
 
 
 if __name__ == "__main__":

@@ -31,8 +31,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import CpuMeter, scratch_engine, server_pid, write_results
+from _common import HEAP_PAGES_PER_CLAIM, CpuMeter, scratch_engine, server_pid, write_results
 
+from focuscrawl.database import execute
 from focuscrawl.queries import queries
 from focuscrawl.seeds import add_seeds
 from focuscrawl.webbox.process import start_server_process
@@ -136,6 +137,11 @@ def run_crawl(
                 "SELECT count(*), pg_relation_size('doc_frontier') "
                 "+ pg_relation_size('doc_frontier_retry') FROM doc WHERE state = 0"
             ).one()
+            # how scattered the URLs the next claims take lie: heap pages per 64 in
+            # claim order, as bench/checkout.py counts them
+            heap_pages = float(
+                execute(connection, HEAP_PAGES_PER_CLAIM, {"claims": 100, "batch": 64}).scalar_one()
+            )
     extra: dict[str, Any] = {}
     if classify_with is not None:
         extra = {
@@ -165,6 +171,7 @@ def run_crawl(
         "bytes_per_link_row": round(link_bytes / links, 1),
         "frontier_rows": frontier,
         "frontier_index_bytes_per_frontier_row": round(frontier_bytes / max(frontier, 1), 1),
+        "frontier_heap_pages_per_64": round(heap_pages, 1),
     }
 
 
@@ -224,7 +231,9 @@ def main() -> None:
     )
     print(
         f"frontier left: {result['frontier_rows']:,} unvisited URLs, frontier indexes "
-        f"{result['frontier_index_bytes_per_frontier_row']} B per unvisited URL"
+        f"{result['frontier_index_bytes_per_frontier_row']} B per unvisited URL; "
+        f"the next URLs in claim order lie on {result['frontier_heap_pages_per_64']} heap "
+        "pages per 64"
     )
     if args.classify:
         print(
