@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from focuscrawl.database import close_quietly, engine_dsn, retry_until_done
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
-from focuscrawl.urls import url_ids
+from focuscrawl.urls import split_url, url_ids
 
 __all__ = ["Claim", "Outcome", "Store", "copy_rows"]
 
@@ -95,8 +95,7 @@ def copy_rows(cursor: Any, table: str, rows: Iterable[tuple[Any, ...]]) -> None:
 
 def _link_lines(batch: Iterable[Outcome]) -> io.StringIO:
     """The out-links of a batch as ``stage_link`` COPY text (the hot path of ingest):
-    each normalised URL as its ids, whether it is https, its host and its path (as
-    ``focuscrawl.urls.split_url`` splits it, without a call per link)."""
+    each normalised URL as its ids, whether it is https, its host and its path."""
     buffer = io.StringIO()
     write = buffer.write
     for outcome in batch:
@@ -104,9 +103,8 @@ def _link_lines(batch: Iterable[Outcome]) -> io.StringIO:
         for url, anchor in outcome.links:
             oid, bytehash = url_ids(url)
             text = "\\N" if anchor is None else _escape(anchor)
-            scheme, _, host, path = _escape(url).split("/", 3)
-            https = "t" if scheme == "https:" else "f"
-            write(f"{src}\t{oid}\t{bytehash}\t{https}\t{host}\t/{path}\t{text}\n")
+            https, host, path = split_url(_escape(url))
+            write(f"{src}\t{oid}\t{bytehash}\t{'t' if https else 'f'}\t{host}\t{path}\t{text}\n")
     buffer.seek(0)
     return buffer
 
