@@ -95,7 +95,7 @@ def _claim_latencies(engine: Engine, claims: int, batch: int) -> list[float]:
         sql = queries["claim_batch"]
         for _ in range(claims):
             with Timer() as t:
-                cursor.execute(sql, {"batch": batch, "lease_seconds": 300})
+                cursor.execute(sql, {"batch": batch, "lease_seconds": 300, "full_sites": []})
                 claimed = cursor.fetchall()
             assert len(claimed) == batch, "frontier ran dry: use more --rows"
             samples.append(t.seconds)
@@ -122,7 +122,7 @@ def _leased(engine: Engine) -> int:
 def _compare_with_pgbench(engine: Engine, batch: int, seconds: float, rows: int) -> dict[str, Any]:
     """Rows/s claimed by pgbench and by Python (two clients each) with the same statement,
     each from a full frontier, counted as the rows each left leased."""
-    statement = queries["claim_batch"] % {"batch": batch, "lease_seconds": 300}
+    statement = queries["claim_batch"] % {"batch": batch, "lease_seconds": 300, "full_sites": []}
     dsn = engine_dsn(engine)
     duration = max(1, int(seconds))
     _refill(engine)
@@ -149,7 +149,7 @@ def _compare_with_pgbench(engine: Engine, batch: int, seconds: float, rows: int)
         sql = queries["claim_batch"]
         deadline = time.perf_counter() + duration
         while time.perf_counter() < deadline:
-            cursor.execute(sql, {"batch": batch, "lease_seconds": 300})
+            cursor.execute(sql, {"batch": batch, "lease_seconds": 300, "full_sites": []})
             claimed[index] += len(cursor.fetchall())
         connection.close()
 
@@ -196,7 +196,7 @@ def main() -> None:
             plan = execute(
                 connection,
                 "EXPLAIN (FORMAT JSON) " + queries["claim_batch"],
-                {"batch": args.batch, "lease_seconds": 300},
+                {"batch": args.batch, "lease_seconds": 300, "full_sites": []},
             ).scalar()
             connection.rollback()
         plan = plan if isinstance(plan, list) else json.loads(plan)

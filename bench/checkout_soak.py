@@ -59,7 +59,7 @@ def main() -> None:
             samples = []
             while time.monotonic() < minute_end:
                 began = time.perf_counter()
-                cursor.execute(claim, {"batch": args.batch, "lease_seconds": 300})
+                cursor.execute(claim, {"batch": args.batch, "lease_seconds": 300, "full_sites": []})
                 oids = [row[0] for row in cursor.fetchall()]
                 connection.commit()
                 samples.append(time.perf_counter() - began)

@@ -338,23 +338,37 @@ def retry_until_done(
                 return None
 
 
-def sibling_database(engine: Engine, name: str) -> Engine:
-    """A new, empty, migrated database ``name`` on ``engine``'s server; dropped first if
-    it exists (evaluations and the demo crawl each strategy in a database of its own)."""
+def sibling_database(engine: Engine, name: str, template: str | None = None) -> Engine:
+    """A new, empty, migrated database ``name`` on ``engine``'s server, or a copy of the
+    database ``template``; dropped first if it exists (evaluations and the demo crawl
+    each strategy in a database of its own)."""
     admin = engine.execution_options(isolation_level="AUTOCOMMIT")
-    quoted = engine.dialect.identifier_preparer.quote(name)
+    quote = engine.dialect.identifier_preparer.quote
+    quoted = quote(name)
+    create = f"CREATE DATABASE {quoted}"
+    if template is not None:  # a file copy: no WAL for the copied pages
+        create += f" TEMPLATE {quote(template)} STRATEGY FILE_COPY"
     try:
         with admin.connect() as connection:
             connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted} WITH (FORCE)")
-            connection.exec_driver_sql(f"CREATE DATABASE {quoted}")
+            connection.exec_driver_sql(create)
     except sa.exc.ProgrammingError as exc:
         raise DatabaseError(
             f"cannot create database {name!r} ({str(exc.orig).strip().splitlines()[0]}); "
             "the evaluation needs a PostgreSQL role with CREATEDB"
         ) from exc
     sibling = make_engine(engine.url.set(database=name).render_as_string(hide_password=False))
-    upgrade(sibling)
+    if template is None:
+        upgrade(sibling)
     return sibling
+
+
+def drop_database(engine: Engine, name: str) -> None:
+    """Drop the database ``name`` on ``engine``'s server, if it exists."""
+    admin = engine.execution_options(isolation_level="AUTOCOMMIT")
+    quoted = engine.dialect.identifier_preparer.quote(name)
+    with admin.connect() as connection:
+        connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted} WITH (FORCE)")
 
 
 def engine_dsn(engine: Engine) -> str:

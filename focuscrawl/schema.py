@@ -29,6 +29,7 @@ from sqlalchemy import (
     REAL,
     BigInteger,
     Boolean,
+    CheckConstraint,
     Column,
     DateTime,
     Double,
@@ -52,6 +53,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 __all__ = [
     "SEED_PRIORITY",
     "DocState",
+    "crawl_setting",
     "distill_run",
     "doc",
     "doc_class",
@@ -59,9 +61,11 @@ __all__ = [
     "doc_lease",
     "doc_text",
     "example",
+    "example_link",
     "fetch_seq",
     "hits_score",
     "link",
+    "link_example",
     "metadata",
     "model",
     "site",
@@ -145,6 +149,9 @@ doc = Table(
     # the URL is doc_url(https, site.host, path): host-relative, since site holds the host
     Column("https", Boolean, nullable=False),
     Column("path", Text, nullable=False),
+    # the link model whose score set the estimate (0: none; migration 0013, a fast
+    # default, so it sits after path)
+    Column("estimated_by", SmallInteger, nullable=False, server_default=text("0")),
     comment="One row per URL, fetched or not: the frontier. "
     "url = doc_url(https, site.host, path), oid = url_oid(url); relevance = log R(d).",
 )
@@ -238,8 +245,13 @@ model = Table(
     Column("examples", Integer, nullable=False),
     Column("params", JSONB, nullable=False),
     Column("weights", LargeBinary, nullable=False),
-    comment="Trained hierarchical classifiers; the newest is the one in use.",
+    # page: the hierarchical classifier; link: a version of the link learner (0013)
+    Column("kind", String(8), nullable=False, server_default=text("'page'")),
+    CheckConstraint("kind IN ('page', 'link')", name="model_kind_check"),
+    comment="Trained models: page classifiers and link learner versions; the newest "
+    "of each kind is the one in use.",
 )
+Index("model_kind", model.c.kind, model.c.model_id)
 
 doc_class = Table(
     "doc_class",
@@ -261,11 +273,48 @@ link = Table(
     Column("sid_src", Integer, nullable=False),
     Column("sid_dst", Integer, nullable=False),
     Column("anchor", Text, nullable=True),
+    # the words around the link, "before | after" (migration 0013)
+    Column("context", Text, nullable=True),
     comment="Hyperlinks between documents (oid_dst may not be fetched yet).",
 )
 # Links are looked up by source; b-tree deduplication keeps one key per page. There
 # is no key: (oid_src, oid_dst) is unique because the store keeps it so (migration 0005).
 Index("link_src", link.c.oid_src)
+# ... and by target: a scored page's in-links become the link learner's examples (0013)
+Index("link_dst", link.c.oid_dst)
+
+example_link = Table(
+    "example_link",
+    metadata,
+    Column("eid", BigInteger, ForeignKey("example.eid", ondelete="CASCADE"), nullable=False),
+    Column("url", Text, nullable=False),
+    Column("anchor", Text, nullable=True),
+    Column("context", Text, nullable=True),
+    PrimaryKeyConstraint("eid", "url", name="example_link_pkey"),
+    comment="Out-links of example pages, with their words: the links between examples "
+    "teach the link learner before a crawl.",
+)
+
+link_example = Table(
+    "link_example",
+    metadata,
+    Column("anchor", Text, nullable=True),
+    Column("context", Text, nullable=True),
+    Column("url", Text, nullable=False),
+    Column("src_cid", SmallInteger, nullable=True),
+    Column("src_relevance", Double, nullable=False),
+    Column("label", Double, nullable=False),
+    comment="Links into scored pages, labelled by the page's relevance, waiting for the "
+    "link learner (deleted once learned).",
+)
+
+crawl_setting = Table(
+    "crawl_setting",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+    comment="Crawl-wide settings every crawler and classifier obeys (the frontier estimate).",
+)
 
 distill_run = Table(
     "distill_run",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from focuscrawl.crawler.parse import parse_html
+from focuscrawl.crawler.parse import OutLink, parse_html
 from focuscrawl.database import execute
 from focuscrawl.errors import CorpusError, TaxonomyError
 from focuscrawl.queries import queries
@@ -43,6 +43,9 @@ class Example:
     url: str | None
     title: str
     text: str
+    #: out-links of an HTML example (http and https only), with their words: the links
+    #: between examples teach the link learner (``example_link``)
+    links: tuple[OutLink, ...] = ()
 
 
 @dataclass
@@ -64,16 +67,20 @@ class TaxonomyImport:
             raise TaxonomyError("the tree has only a root; add categories below it")
 
 
-def _read_document(path: Path) -> tuple[str, str]:
+def _web_links(links: list[OutLink]) -> tuple[OutLink, ...]:
+    return tuple(link for link in links if link[0].startswith(("http://", "https://")))
+
+
+def _read_document(path: Path) -> tuple[str, str, tuple[OutLink, ...]]:
     try:
         body = path.read_bytes()
     except OSError as exc:
         raise TaxonomyError(f"cannot read example {path}: {exc}") from exc
     if path.suffix.lower() in HTML_SUFFIXES:
         page = parse_html(body, path.resolve().as_uri())
-        return page.title, page.text
+        return page.title, page.text, _web_links(page.links)
     try:
-        return "", body.decode("utf-8")
+        return "", body.decode("utf-8"), ()
     except UnicodeDecodeError as exc:
         raise TaxonomyError(f"example {path} is neither HTML nor UTF-8 text") from exc
 
@@ -110,10 +117,10 @@ def from_directory(directory: Path) -> TaxonomyImport:
         for category_dir in sorted(p for p in root.iterdir() if p.is_dir()):
             kcid = tree.find(category_dir.name)  # raises on unknown paths
             for path in sorted(p for p in category_dir.iterdir() if p.is_file()):
-                title, text = _read_document(path)
+                title, text, links = _read_document(path)
                 if text.strip() or title.strip():
                     url = path.relative_to(directory).as_posix()
-                    examples.append(Example(kcid, url, title, text))
+                    examples.append(Example(kcid, url, title, text, links))
     result = TaxonomyImport(tree, examples)
     result.check()
     return result
@@ -170,7 +177,10 @@ def from_corpus(directory: Path, train_fraction: float, seed: int) -> TaxonomyIm
         if page is None or page.status != 200:
             raise CorpusError(f"{directory}: labelled page {url} is not served")
         parsed = parse_html(page.body, url)
-        examples.extend(Example(kcid, url, parsed.title, parsed.text) for kcid in labels[url])
+        links = _web_links(parsed.links)
+        examples.extend(
+            Example(kcid, url, parsed.title, parsed.text, links) for kcid in labels[url]
+        )
     result = TaxonomyImport(tree, examples)
     result.check()
     return result
@@ -200,7 +210,7 @@ def store_import(engine: Engine, data: TaxonomyImport, replace: bool = False) ->
                 "goods": [1 if n.good else 0 for n in nodes],
             },
         )
-        execute(
+        eids = execute(
             connection,
             queries["insert_examples"],
             {
@@ -209,5 +219,18 @@ def store_import(engine: Engine, data: TaxonomyImport, replace: bool = False) ->
                 "titles": [e.title for e in data.examples],
                 "texts": [e.text for e in data.examples],
             },
-        )
+        ).scalars().all()
+        eids = sorted(eids)  # identity values follow the order given
+        # a document's links once, under its first example row
+        linked: set[str | None] = set()
+        rows: list[tuple[int, str, str, str | None]] = []
+        for eid, example in zip(eids, data.examples, strict=True):
+            if example.url in linked:
+                continue
+            linked.add(example.url)
+            rows.extend((eid, url, anchor, context) for url, anchor, context in example.links)
+        if rows:
+            eid_list, urls, anchors, contexts = map(list, zip(*rows, strict=True))
+            params = {"eids": eid_list, "urls": urls, "anchors": anchors, "contexts": contexts}
+            execute(connection, queries["insert_example_links"], params)
     return len(nodes), len(data.examples)

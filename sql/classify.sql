@@ -8,15 +8,15 @@ VALUES (%(digest)s, %(examples)s, %(params)s, %(weights)s)
 RETURNING model_id, created_at;
 
 -- latest_model --
--- The model in use: the newest.
+-- The page classifier in use: the newest (off model_kind).
 SELECT model_id, created_at, taxonomy_digest, examples, params, weights
-FROM model ORDER BY model_id DESC LIMIT 1;
+FROM model WHERE kind = 'page' ORDER BY model_id DESC LIMIT 1;
 
 -- model_summaries --
 SELECT m.model_id, m.created_at, m.taxonomy_digest, m.examples, m.params,
        length(m.weights) AS bytes,
        (SELECT count(*) FROM doc_fetch AS f WHERE f.model_id = m.model_id) AS scored
-FROM model AS m ORDER BY m.model_id DESC;
+FROM model AS m WHERE m.kind = 'page' ORDER BY m.model_id DESC;
 
 -- claim_unclassified --
 -- The next fetched, unscored pages in fetch order, off doc_fetch_unscored. Their doc rows
@@ -141,7 +141,7 @@ FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid
 WHERE f.fetch_seq IS NOT NULL AND f.model_id IS NULL AND d.state = 2;
 
 -- newest_model_id --
-SELECT max(model_id) AS model_id FROM model;
+SELECT max(model_id) AS model_id FROM model WHERE kind = 'page';
 
 -- scored_models --
 -- Models that scored pages, for rescoring.

@@ -33,22 +33,26 @@ RETURNING d.oid, (xmax = 0) AS inserted;
 -- (num_tries asc, relevance desc, priority asc, bytehash), read straight off the
 -- frontier indexes with no sort of the table: the untried URLs off doc_frontier and,
 -- only when they run short, URLs waiting for another try off doc_frontier_retry
--- (migration 0008). SKIP LOCKED lets any number of crawlers claim at once without
--- waiting for each other or taking the same URL; the lease makes a crashed crawler's
+-- (migration 0008). Sites the crawler already holds as many URLs of as it may
+-- (%(full_sites)s: what a site can be asked for at its politeness delay within the
+-- lease) are skipped: site fairness is that bound, not a key of the order. The order's
+-- tie-break after relevance is priority: the depth (seeds -32768), so among equal
+-- estimates the URLs nearest the seeds go first. SKIP LOCKED lets any number of
+-- crawlers claim at once without waiting for each other or taking the same URL; the lease makes a crashed crawler's
 -- URLs come back (doc_lease). The rows come back in the order they were claimed (a sort
 -- of the batch), each with its URL (its host looked up by key, whatever the planner
 -- guesses of the batch's size: site rows carry robots.txt texts).
 WITH untried AS (
     SELECT oid
     FROM doc
-    WHERE state = 0 AND num_tries = 0
+    WHERE state = 0 AND num_tries = 0 AND sid <> ALL(%(full_sites)s::int[])
     ORDER BY relevance DESC, priority, bytehash
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
 ), retried AS (
     SELECT oid
     FROM doc
-    WHERE state = 0 AND num_tries > 0
+    WHERE state = 0 AND num_tries > 0 AND sid <> ALL(%(full_sites)s::int[])
     ORDER BY num_tries, relevance DESC, priority, bytehash
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
@@ -77,7 +81,7 @@ ORDER BY array_position(batch.oids, c.oid);
 WITH batch AS (
     SELECT oid
     FROM doc
-    WHERE state = 0
+    WHERE state = 0 AND sid <> ALL(%(full_sites)s::int[])
     ORDER BY num_tries, bytehash
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
@@ -101,7 +105,7 @@ FROM claimed AS c;
 WITH batch AS (
     SELECT oid
     FROM doc
-    WHERE state = 0
+    WHERE state = 0 AND sid <> ALL(%(full_sites)s::int[])
     ORDER BY num_tries, depth, found_seq
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED

@@ -16,7 +16,7 @@ CREATE TEMP TABLE IF NOT EXISTS stage_result (
 CREATE TEMP TABLE IF NOT EXISTS stage_text (oid bigint, text text) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_link (
     oid_src bigint, oid_dst bigint, bytehash integer, https boolean, host text, path text,
-    anchor text
+    anchor text, context text, estimate float8
 ) ON COMMIT DELETE ROWS;
 
 -- lock_pages --
@@ -34,19 +34,28 @@ ORDER BY host
 ON CONFLICT (host) DO NOTHING;
 
 -- store_link_docs --
--- Check out-links in one level deeper than their page; priority is the number of pages
--- already taken from their site. Their relevance is -Infinity until the classifier
--- estimates it from a scored parent: behind every estimated URL. (oid and bytehash come
--- computed by the crawler, as focuscrawl.urls and url_oid agree; doc keeps the URL's
--- path, site its host.)
-INSERT INTO doc (oid, https, path, sid, bytehash, relevance, priority, depth, state)
-SELECT l.oid_dst, l.https, l.path, s.sid, l.bytehash, '-Infinity'::float8,
-       least(s.pages_taken, 32767), least(r.depth + 1, 32767), r.link_state
+-- Check out-links in one level deeper than their page. Their relevance is the check-in
+-- estimate the crawler computed from the newest link model (%(link_model)s, recorded in
+-- estimated_by), or -Infinity, behind every estimated URL, until the classifier
+-- estimates it from a scored parent. A URL already known keeps the higher of its
+-- estimate and the new one: estimates only rise. priority, the tie-break after
+-- relevance, is the depth: among equal estimates the URLs nearest the seeds go first.
+-- (oid and bytehash come computed by the crawler, as focuscrawl.urls and url_oid agree;
+-- doc keeps the URL's path, site its host.) One row per URL, the best of its links in
+-- the batch, in key order, so that concurrent stores lock rows in one order.
+INSERT INTO doc AS d (oid, https, path, sid, bytehash, relevance, priority, depth, state,
+                      estimated_by)
+SELECT DISTINCT ON (l.oid_dst)
+       l.oid_dst, l.https, l.path, s.sid, l.bytehash, coalesce(l.estimate, '-Infinity'),
+       least(r.depth + 1, 32767), least(r.depth + 1, 32767), r.link_state,
+       CASE WHEN l.estimate IS NULL THEN 0 ELSE %(link_model)s END
 FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
 JOIN site AS s ON s.host = l.host
-ORDER BY l.oid_dst
-ON CONFLICT (oid) DO NOTHING;
+ORDER BY l.oid_dst, l.estimate DESC NULLS LAST, r.depth
+ON CONFLICT (oid) DO UPDATE
+    SET relevance = EXCLUDED.relevance, estimated_by = EXCLUDED.estimated_by
+    WHERE d.state IN (0, 4) AND EXCLUDED.relevance > d.relevance;
 
 -- forget_links --
 -- A page fetched again (not answered 304) has the links of its new copy only. With
@@ -57,8 +66,8 @@ WHERE oid_src IN (
 );
 
 -- store_links --
-INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor)
-SELECT l.oid_src, l.oid_dst, r.sid, s.sid, l.anchor
+INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor, context)
+SELECT l.oid_src, l.oid_dst, r.sid, s.sid, l.anchor, l.context
 FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
 JOIN site AS s ON s.host = l.host;

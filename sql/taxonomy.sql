@@ -23,9 +23,13 @@ SELECT * FROM unnest(%(kcids)s::smallint[], %(pcids)s::smallint[], %(names)s::te
 
 -- insert_examples --
 -- A document with several categories is one row per category.
+-- Returns the new eids, in the order given.
 INSERT INTO example (kcid, url, title, text)
-SELECT * FROM unnest(%(kcids)s::smallint[], %(urls)s::text[], %(titles)s::text[],
-                     %(texts)s::text[]);
+SELECT kcid, url, title, text
+FROM unnest(%(kcids)s::smallint[], %(urls)s::text[], %(titles)s::text[], %(texts)s::text[])
+     WITH ORDINALITY AS e(kcid, url, title, text, n)
+ORDER BY n
+RETURNING eid;
 
 -- example_counts --
 -- Examples labelled with each category itself (not counting its descendants).

@@ -2,8 +2,11 @@
 
 Each step is one transaction: claim up to ``batch`` fetched, unscored pages (SKIP
 LOCKED, so any number of classifiers share the queue), score them with the newest
-model, write relevance, best leaf and node scores, and hand relevance to their
-unvisited out-links (sql/classify.sql). A crash rolls the step back; nothing is lost.
+model, write relevance, best leaf and node scores, estimate their unvisited out-links
+(the crawl's frontier estimate, ``classifier.estimates``) and queue the links into them
+as the link learner's examples. A crash rolls the step back; nothing is lost. After
+it, in a transaction of its own, the link learner learns from the queue when enough
+has gathered (``classifier.apprentice``).
 """
 
 from __future__ import annotations
@@ -13,14 +16,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sqlalchemy.engine import Connection, Engine
 
+from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
+from focuscrawl.classifier.estimates import LINK_ESTIMATES, Parent, pass_estimates
 from focuscrawl.classifier.store import StoredModel, latest_model, write_scores
 from focuscrawl.classifier.tokens import document_text
 from focuscrawl.database import execute, retry_until_done
 from focuscrawl.errors import TaxonomyError
+from focuscrawl.linkmodel import LinkModel
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import Tree, load_tree
 
@@ -37,6 +44,8 @@ log = logging.getLogger("focuscrawl.classifier")
 class ClassifyStats:
     scored: int = 0
     batches: int = 0
+    links: int = 0  # out-links estimated
+    link_models: int = 0  # link learner versions this process stored
     started: float = field(default_factory=time.monotonic)
 
     def rate(self) -> float:
@@ -77,6 +86,9 @@ class Classifier:
         self.stats = ClassifyStats()
         self.stop_event = threading.Event()
         self._model: StoredModel | None = None
+        self._link_model: LinkModel | None = None
+        self.learner = LinkLearner()
+        self.estimate = "soft"
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -108,6 +120,49 @@ class Classifier:
             log.info("event=model model_id=%s", self._model.model_id)
         return self._model
 
+    def _link_state(self, connection: Connection) -> None:
+        """The crawl's frontier estimate, and the newest link model when it changed."""
+        row = execute(connection, queries["link_model_state"]).one()
+        self.estimate = row.estimate or "soft"
+        newest = row.link_model
+        if newest is None:
+            self._link_model = None
+        elif self._link_model is None or self._link_model.model_id != newest:
+            self._link_model = newest_link_model(connection)
+
+    def score(
+        self, stored: StoredModel, tree: Tree, connection: Connection, rows: list[Any]
+    ) -> tuple[list[float | None], list[int | None]]:
+        """Relevance (log R) and best leaf of each claimed page (None: no text); node
+        scores written. The ground-truth scorer of the evaluation overrides this."""
+        frontier, _ = good_sets(tree)
+        with_text = [r for r in rows if r.text]
+        relevances: list[float | None] = [None] * len(rows)
+        cids: list[int | None] = [None] * len(rows)
+        if not with_text:
+            return relevances, cids
+        scores = stored.model.score([document_text(r.title, r.text) for r in with_text])
+        relevance = scores.log_relevance(frontier)
+        best = scores.best_leaf()
+        position = {r.oid: i for i, r in enumerate(rows)}
+        for j, row in enumerate(with_text):
+            i = position[row.oid]
+            relevances[i] = float(relevance[j])
+            cids[i] = int(best[j])
+        execute(
+            connection,
+            queries["write_node_scores"],
+            {
+                "model_id": stored.model_id,
+                "oids": [r.oid for r in with_text],
+                "logps": node_scores_text(scores.logp),
+            },
+        )
+        return relevances, cids
+
+    def after_pass(self, connection: Connection, parents: list[Parent]) -> None:
+        """Hook run after the estimates are passed on (the oracle overrides them)."""
+
     def step(self) -> int:
         """Score one batch; returns how many pages it scored."""
         with self.engine.begin() as connection:
@@ -117,30 +172,29 @@ class Classifier:
             rows = execute(connection, queries["claim_unclassified"], {"batch": self.batch}).all()
             if not rows:
                 return 0
+            self._link_state(connection)
             frontier, good_leaves = good_sets(tree)
-            with_text = [r for r in rows if r.text]
+            relevances, cids = self.score(stored, tree, connection, rows)
             oids = [r.oid for r in rows]
-            relevances: list[float | None] = [None] * len(rows)
-            cids: list[int | None] = [None] * len(rows)
-            if with_text:
-                scores = stored.model.score([document_text(r.title, r.text) for r in with_text])
-                relevance = scores.log_relevance(frontier)
-                best = scores.best_leaf()
-                position = {oid: i for i, oid in enumerate(oids)}
-                for j, row in enumerate(with_text):
-                    i = position[row.oid]
-                    relevances[i] = float(relevance[j])
-                    cids[i] = int(best[j])
-                execute(
-                    connection,
-                    queries["write_node_scores"],
-                    {
-                        "model_id": stored.model_id,
-                        "oids": [r.oid for r in with_text],
-                        "logps": node_scores_text(scores.logp),
-                    },
-                )
-            write_scores(connection, stored.model_id, oids, relevances, cids, good_leaves)
+            parents = write_scores(connection, stored.model_id, oids, relevances, cids)
+            self.stats.links += pass_estimates(
+                connection,
+                self.estimate,
+                parents,
+                good_leaves,
+                frontier,
+                stored.model,
+                self._link_model,
+            )
+            self.after_pass(connection, parents)
+            learning = self.estimate in LINK_ESTIMATES and self._link_model is not None
+            if learning:
+                scored = [oid for oid, cid in zip(oids, cids, strict=True) if cid is not None]
+                execute(connection, queries["queue_link_examples"], {"oids": scored})
+        if learning:
+            with self.engine.begin() as connection:
+                if self.learner.learn(connection, tree) is not None:
+                    self.stats.link_models += 1
         self.stats.scored += len(rows)
         self.stats.batches += 1
         if self.on_batch is not None:

@@ -1,19 +1,25 @@
-"""Recompute relevance after good marks change, without retraining or rereading text.
+"""Recompute relevance after good marks change, without rereading text.
 
 Best leaves do not depend on the marks, only R(d) does: each page's log R(d) is
 recomputed in SQL from its stored node scores (``doc_class``), then every unvisited
 URL's estimate is again the best of its scored parents, and in hard focus held URLs
-below a now-good leaf are released.
+below a now-good leaf are released. With the link learner's estimates (``soft``,
+``apprentice``) the learner is trained afresh, from the example links and every link
+between scored pages labelled anew, and every unvisited URL is estimated again from
+its in-links (estimates may then fall).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
+from focuscrawl.classifier.apprentice import train_link_model
+from focuscrawl.classifier.estimates import LINK_ESTIMATES
 from focuscrawl.classifier.process import good_sets
-from focuscrawl.classifier.store import scored_models
+from focuscrawl.classifier.store import crawl_estimate, scored_models
+from focuscrawl.linkmodel import LinkModel, LinkParts, max_by_target
 from focuscrawl.database import execute
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import load_tree
@@ -48,4 +54,21 @@ def rescore(engine: Engine) -> RescoreResult:
             )
             pages += result.rowcount
         moved = execute(connection, queries["rescore_frontier"], {"good_leaves": good_leaves})
+        estimate = crawl_estimate(connection)
+        if estimate in LINK_ESTIMATES:
+            model = train_link_model(connection, tree, estimate != "apprentice", with_crawl=True)
+            if model is not None:
+                _estimate_frontier(connection, model)
     return RescoreResult(pages, moved.rowcount, sorted(skipped))
+
+
+def _estimate_frontier(connection: Connection, model: LinkModel) -> int:
+    """Every unvisited URL's estimate from its in-links, with ``model``."""
+    rows = execute(connection, queries["frontier_in_links"]).all()
+    parts = [
+        LinkParts(r.anchor, r.context, r.host, r.path, r.src_cid, r.src_relevance) for r in rows
+    ]
+    values = model.estimates(parts).tolist() if parts else []
+    oids, best = max_by_target((r.oid_dst for r in rows), values)
+    params = {"oids": oids, "relevances": best, "model_id": model.model_id}
+    return execute(connection, queries["set_estimates"], params).rowcount

@@ -11,6 +11,8 @@ from typing import Any
 
 from sqlalchemy.engine import Connection, Engine
 
+from focuscrawl.classifier.apprentice import train_link_model
+from focuscrawl.classifier.estimates import Parent
 from focuscrawl.classifier.model import (
     DEFAULT_ALPHA,
     DEFAULT_CHILDREN,
@@ -82,7 +84,8 @@ def train_model(
     alpha: float = DEFAULT_ALPHA,
     children: str = DEFAULT_CHILDREN,
 ) -> tuple[int, HierarchicalModel]:
-    """Train on the stored examples and store the model; returns (model_id, model)."""
+    """Train on the stored examples and store the model; returns (model_id, model). The
+    link learner's first version is trained with it, from the links between examples."""
     with engine.begin() as connection:
         tree = load_tree(connection)
         texts, labels = training_documents(connection)
@@ -92,7 +95,14 @@ def train_model(
             tree, texts, labels, features_per_node, alpha, children=children
         )
         model_id = save_model(connection, model, tree, len(texts))
+        train_link_model(connection, tree, parent=crawl_estimate(connection) != "apprentice")
     return model_id, model
+
+
+def crawl_estimate(connection: Connection) -> str:
+    """The crawl's frontier estimate (crawl_setting 'estimate'; 'soft' when none is set)."""
+    value = execute(connection, queries["crawl_setting"], {"name": "estimate"}).scalar()
+    return str(value) if value else "soft"
 
 
 def _stored(row: Any) -> StoredModel:
@@ -127,16 +137,10 @@ def write_scores(
     oids: Sequence[int],
     relevances: Sequence[float | None],
     cids: Sequence[int | None],
-    good_leaves: Sequence[int],
-) -> None:
+) -> list[Parent]:
     """Store scored pages' relevance and best leaf (None: no text, the page keeps its
-    estimate), then pass relevance on to their unvisited out-links (sql/classify.sql)."""
+    estimate); returns what each page now hands on to its out-links
+    (``classifier.estimates.pass_estimates``)."""
     params = {"model_id": model_id, "oids": oids, "relevances": relevances, "cids": cids}
-    parents = execute(connection, queries["write_scores"], params).all()
-    passed = {
-        "oids": [row.oid for row in parents],
-        "relevances": [row.relevance for row in parents],
-        "cids": [row.cid for row in parents],
-        "good_leaves": good_leaves,
-    }
-    execute(connection, queries["pass_relevance"], passed)
+    rows = execute(connection, queries["write_scores"], params).all()
+    return [Parent(row.oid, float(row.relevance), row.cid) for row in rows]

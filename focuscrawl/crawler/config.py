@@ -14,8 +14,12 @@ __all__ = ["CrawlConfig", "Mode"]
 class Mode(StrEnum):
     """How the frontier is ordered and what out-links are checked in."""
 
-    SOFT = "soft"  # order by relevance; every out-link in, estimated from its scored parents
-    HARD = "hard"  # order by relevance; out-links held until the classifier releases them
+    #: order by relevance; every out-link in, estimated by the link learner (with its
+    #: parent's relevance) as it is checked in and again when its parent is scored
+    SOFT = "soft"
+    #: the same, with the estimate of 1999: the highest relevance among scored parents
+    SOFT_1999 = "soft-1999"
+    HARD = "hard"  # as soft; out-links held until the classifier releases them
     UNFOCUSED = "unfocused"  # the paper's pseudo-random order (bytehash)
     BFS = "bfs"  # breadth first: depth, then discovery order
 
@@ -24,6 +28,15 @@ class Mode(StrEnum):
         return {"unfocused": "claim_batch_unfocused", "bfs": "claim_batch_bfs"}.get(
             self.value, "claim_batch"
         )
+
+    @property
+    def focused(self) -> bool:
+        return self in (Mode.SOFT, Mode.SOFT_1999, Mode.HARD)
+
+    @property
+    def estimate(self) -> str | None:
+        """The frontier estimate this mode asks of the classifier (crawl_setting)."""
+        return {"soft": "soft", "hard": "soft", "soft-1999": "soft-1999"}.get(self.value)
 
     @property
     def schema_branch(self) -> str | None:
@@ -58,7 +71,18 @@ class CrawlConfig:
     #: soft/hard: claim nothing while this many fetched pages (stored, in flight or
     #: queued) wait for the classifier, so the frontier order never runs ahead of it
     max_backlog: int | None = None
+    #: claim the next batch (of at most max_backlog URLs) only when the last one is
+    #: fetched, stored and, when focused, scored: a crawl that repeats exactly for the
+    #: same seeds (the evaluation's)
+    lockstep: bool = False
     fetch: FetchConfig = field(default_factory=FetchConfig)
+    #: the frontier estimate to record for the crawl (crawl_setting 'estimate'); None:
+    #: the mode's (focuscrawl.classifier.estimates names them all)
+    estimate: str | None = None
+
+    @property
+    def frontier_estimate(self) -> str | None:
+        return self.estimate or self.mode.estimate
 
     def check(self) -> None:
         if self.threads < 1 or self.threads > 512:

@@ -17,9 +17,10 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from focuscrawl.errors import InvalidURL
+from focuscrawl.linkmodel import CONTEXT_WORDS, context_text
 from focuscrawl.urls import is_canonical, normalize_url
 
-__all__ = ["ParsedPage", "absolute_url", "detect_charset", "parse_html"]
+__all__ = ["OutLink", "ParsedPage", "absolute_url", "detect_charset", "parse_html"]
 
 _META_CHARSET = re.compile(
     rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE
@@ -27,14 +28,22 @@ _META_CHARSET = re.compile(
 _BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
 _INVISIBLE = ("script", "style", "noscript", "template", "head")
 MAX_ANCHOR = 200
+#: a link's place in the text is marked while the text is gathered: link i opens with
+#: code point _OPEN + i and closes with _CLOSE + i (private use planes 15 and 16)
+_OPEN, _CLOSE, _PLANE = 0xF0000, 0x100000, 0xFFFE
+_MARKS = re.compile(r"[\U000F0000-\U0010FFFF]")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+#: (normalised URL, anchor text, the words around it as ``linkmodel.context_text`` or None)
+OutLink = tuple[str, str, str | None]
 
 
 @dataclass
 class ParsedPage:
     title: str = ""
     text: str = ""
-    #: (normalised URL, anchor text), in document order, first occurrence of each URL
-    links: list[tuple[str, str]] = field(default_factory=list)
+    #: out-links in document order, the first occurrence of each URL
+    links: list[OutLink] = field(default_factory=list)
     canonical: str | None = None
     noindex: bool = False
     nofollow: bool = False
@@ -124,7 +133,8 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
         target = absolute_url(base, refresh) if refresh else None
         if target is not None:
             seen.add(target)
-            page.links.append((target, ""))
+            page.links.append((target, "", None))
+        marked: list[int] = []  # the index in page.links of each marked link
         for element in root.iter("a", "area", "frame", "iframe"):
             attribute = "src" if element.tag in ("frame", "iframe") else "href"
             target = absolute_url(base, element.get(attribute) or "")
@@ -132,10 +142,70 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
                 continue
             seen.add(target)
             anchor = _text(element) if element.tag == "a" else (element.get("alt") or "")
-            page.links.append((target, _clean(anchor)[:MAX_ANCHOR]))
+            page.links.append((target, _clean(anchor)[:MAX_ANCHOR], None))
+            if element.tag not in ("a", "area") or len(marked) >= _PLANE:
+                continue  # a frame has no place in the text
+            # marks: where the anchor opens and closes in the text gathered below
+            opening, closing = chr(_OPEN + len(marked)), chr(_CLOSE + len(marked))
+            if element.tag == "a":
+                element.text = opening + (element.text or "")
+            else:
+                closing = opening + closing
+            element.tail = closing + (element.tail or "")
+            marked.append(len(page.links) - 1)
     etree.strip_elements(root, *_INVISIBLE, etree.Comment, with_tail=False)
-    page.text = _clean(_text(root))
+    text = _text(root)
+    if marked:
+        text, contexts = _contexts(text, len(marked))
+        for index, context in zip(marked, contexts, strict=True):
+            url, anchor, _ = page.links[index]
+            page.links[index] = (url, anchor, context)
+    page.text = _clean(text)
     return page
+
+
+def _contexts(text: str, marked: int) -> tuple[str, list[str | None]]:
+    """The text without its marks, and the words around each marked link, as
+    ``context_text``: up to ``CONTEXT_WORDS`` words before where it opens and after
+    where it closes (None: its marks were lost with an invisible element). Only the
+    text near each mark is tokenised."""
+    opens: dict[int, int] = {}
+    closes: dict[int, int] = {}
+    for n, match in enumerate(_MARKS.finditer(text)):
+        code, at = ord(match.group()), match.start() - n  # its place in the clean text
+        if code >= _CLOSE:
+            closes.setdefault(code - _CLOSE, at)
+        else:
+            opens.setdefault(code - _OPEN, at)
+    clean = _MARKS.sub("", text)
+    result: list[str | None] = []
+    for i in range(marked):
+        start, end = opens.get(i), closes.get(i)
+        if start is None or end is None or end < start:
+            result.append(None)
+            continue
+        result.append(context_text(_words_before(clean, start), _words_after(clean, end)))
+    return clean, result
+
+
+def _words_before(text: str, at: int, window: int = 64) -> list[str]:
+    """The last ``CONTEXT_WORDS`` words of ``text[:at]``."""
+    while True:
+        start = max(at - window, 0)
+        found = _WORD.findall(text[start:at].lower())
+        if start == 0 or len(found) > CONTEXT_WORDS:  # the first may be cut: not taken
+            return found[-CONTEXT_WORDS:]
+        window *= 4
+
+
+def _words_after(text: str, at: int, window: int = 64) -> list[str]:
+    """The first ``CONTEXT_WORDS`` words of ``text[at:]``."""
+    while True:
+        end = at + window
+        found = _WORD.findall(text[at:end].lower())
+        if end >= len(text) or len(found) > CONTEXT_WORDS:  # the last may be cut
+            return found[:CONTEXT_WORDS]
+        window *= 4
 
 
 _REFRESH = re.compile(r"""\s*[0-9.]*\s*[;,]?\s*(?:url\s*=\s*)?(["']?)(.*?)\1\s*""", re.I)

@@ -30,6 +30,11 @@ class HostScheduler:
         with self._cond:
             return sum(len(q) for q in self._queues.values())
 
+    def sites_with_at_least(self, count: int) -> list[int]:
+        """The sites with ``count`` or more URLs queued."""
+        with self._cond:
+            return [sid for sid, queue in self._queues.items() if len(queue) >= count]
+
     def queued_for(self, sid: int) -> int:
         with self._cond:
             return len(self._queues.get(sid, ()))

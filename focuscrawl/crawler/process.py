@@ -16,6 +16,7 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -45,6 +46,7 @@ __all__ = ["CrawlStats", "Crawler"]
 log = logging.getLogger("focuscrawl.crawler")
 TAKE_TIMEOUT = 0.2
 RECOVER_EVERY_S = 30.0
+LOCKSTEP_POLL_S = 0.002
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 REDIRECTS = (301, 302, 303, 307, 308)
 #: redirects of a robots.txt followed (RFC 9309: at least five); past them, or to
@@ -114,6 +116,10 @@ class Crawler:
         self._in_flight = 0
         self._lock = threading.Lock()
         self._dsn = engine_dsn(engine)
+        self._claims = 0  # numbers claims in the order they were made (Claim.seq)
+        #: lockstep: called with the pages fetched so far before each claim (the
+        #: evaluation runs its distiller there, so that a crawl repeats exactly)
+        self.between_rounds: Callable[[int], None] | None = None
 
     # -- database helpers -------------------------------------------------------
 
@@ -151,6 +157,9 @@ class Crawler:
     def run(self) -> CrawlStats:
         """Crawl until stopped, out of work, or at ``max_pages``; return what was done."""
         self.stats.started = time.monotonic()
+        estimate = self.config.frontier_estimate
+        if estimate is not None:  # every crawler and classifier of the crawl obeys it
+            self._sql("set_crawl_setting", {"name": "estimate", "value": estimate})
         self.store.start()
         workers = [
             threading.Thread(target=self._worker, name=f"worker-{n}", daemon=True)
@@ -186,7 +195,14 @@ class Crawler:
             if self._reached_max():
                 return
             queued = len(self.scheduler)
-            room = self._room_behind_classifier(queued)
+            if self.config.lockstep:
+                room = self._round_done(queued)
+                if room:
+                    if self.between_rounds is not None:
+                        self.between_rounds(self.stats.fetched)
+                    room = min(batch, self.config.max_backlog or batch)
+            else:
+                room = self._room_behind_classifier(queued)
             if queued < batch and room:
                 claimed = self._claim(min(batch, room))
                 with self._lock:
@@ -198,15 +214,32 @@ class Crawler:
                     limit = self.config.idle_exit_seconds
                     if limit is not None and now - idle_since >= limit:
                         return
+                if self.config.lockstep and claimed:
+                    continue
             if now >= next_report:
                 self._report()
                 next_report = now + 5
-            self.stop_event.wait(0.05)
+            self.stop_event.wait(LOCKSTEP_POLL_S if self.config.lockstep else 0.05)
+
+    def _round_done(self, queued: int) -> int:
+        """Lockstep: whether the last claim is fetched, stored and (when focused) scored.
+        The store is told to write at once when only it is left."""
+        with self._lock:
+            busy = self._in_flight
+        if queued or busy:
+            return 0
+        if self.store.unwritten:
+            self.store.flush()
+            return 0
+        if not self.config.mode.focused:
+            return 1
+        lag = self._sql("classifier_lag", {"cap": 1}, fetch=True)
+        return 0 if lag and int(lag[0][0]) else 1
 
     def _room_behind_classifier(self, queued: int) -> int:
         """How many more URLs may be claimed before the classifier catches up (--max-backlog)."""
         limit = self.config.max_backlog
-        if limit is None or self.config.mode not in (Mode.SOFT, Mode.HARD):
+        if limit is None or not self.config.mode.focused:
             return sys.maxsize
         with self._lock:
             busy = self._in_flight
@@ -229,10 +262,11 @@ class Crawler:
             if batch == 0:
                 return 0
         rows = self._claim_rows(batch)
-        cap = max(1, int(self.config.lease_seconds / max(self.config.host_delay, 0.01) / 4))
+        cap = self._site_cap()
         give_back = []
         for row in rows:
-            claim = Claim(*row)
+            self._claims += 1
+            claim = Claim(*row, seq=self._claims)
             if self.scheduler.queued_for(claim.sid) >= cap:
                 give_back.append(claim.oid)  # this host could not be served before the lease ends
             else:
@@ -241,14 +275,21 @@ class Crawler:
             self._sql("release_claims", {"oids": give_back})
         return len(rows) - len(give_back)
 
+    def _site_cap(self) -> int:
+        """The most URLs of one site this process holds: what the site can be asked for,
+        at its politeness delay, within a quarter of the lease. Site fairness is this
+        bound, not a key of the frontier order: a claim skips the sites at it."""
+        return max(1, int(self.config.lease_seconds / max(self.config.host_delay, 0.01) / 4))
+
     def _claim_rows(self, batch: int) -> list[tuple[Any, ...]]:
         """Frontier URLs, and pages due for a revisit when maintenance is on."""
         lease = self.config.lease_seconds
         age = self.config.revisit_after_seconds
         revisits = 0 if age is None else int(batch * self.config.revisit_share)
+        full = self.scheduler.sites_with_at_least(self._site_cap())
         rows = self._sql(
             self.config.mode.claim_statement,
-            {"batch": batch - revisits, "lease_seconds": lease},
+            {"batch": batch - revisits, "lease_seconds": lease, "full_sites": full},
             fetch=True,
         )
         if age is not None and (revisits or not rows):
@@ -439,7 +480,7 @@ class Crawler:
             target = absolute_url(claim.url, result.location)
             if target is None:
                 return Outcome(claim, DocState.FAILED, status, "bad_redirect")
-            redirect: list[tuple[str, str | None]] = [(target, None)]
+            redirect: list[tuple[str, str | None, str | None]] = [(target, None, None)]
             return Outcome(
                 claim, DocState.FETCHED, status, links=redirect, link_state=self._link_state()
             )

@@ -18,7 +18,9 @@ from typing import Any
 import psycopg2
 from sqlalchemy.engine import Engine
 
+from focuscrawl.crawler.estimates import CheckInEstimates
 from focuscrawl.database import close_quietly, engine_dsn, retry_until_done
+from focuscrawl.linkmodel import LinkParts
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
 from focuscrawl.urls import split_url, url_ids
@@ -43,6 +45,8 @@ class Claim:
     last_modified: str | None = None
     #: a maintenance revisit of a fetched page (trap guards do not apply)
     revisit: bool = False
+    #: the order of claims in this process: a batch is stored in it
+    seq: int = 0
 
 
 @dataclass
@@ -55,8 +59,9 @@ class Outcome:
     content_hash: int | None = None
     title: str | None = None
     text: str | None = None
-    #: (normalised URL, anchor or None) of out-links and redirect targets
-    links: list[tuple[str, str | None]] = field(default_factory=list)
+    #: (normalised URL, anchor or None, context or None) of out-links and redirect
+    #: targets (the context: the words around the link, focuscrawl.linkmodel)
+    links: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     link_state: DocState = DocState.FRONTIER
     etag: str | None = None
     last_modified: str | None = None
@@ -93,18 +98,28 @@ def copy_rows(cursor: Any, table: str, rows: Iterable[tuple[Any, ...]]) -> None:
     cursor.copy_expert(f"COPY {table} FROM STDIN", buffer)
 
 
-def _link_lines(batch: Iterable[Outcome]) -> io.StringIO:
+def _link_lines(batch: Iterable[Outcome], estimates: CheckInEstimates) -> io.StringIO:
     """The out-links of a batch as ``stage_link`` COPY text (the hot path of ingest):
-    each normalised URL as its ids, whether it is https, its host and its path."""
-    buffer = io.StringIO()
-    write = buffer.write
+    each normalised URL as its ids, whether it is https, its host and its path, with
+    its anchor, context and check-in estimate (NULL: unestimated)."""
+    rows: list[tuple[int, str, str | None, str | None, bool, str, str]] = []
     for outcome in batch:
         src = outcome.claim.oid
-        for url, anchor in outcome.links:
-            oid, bytehash = url_ids(url)
-            text = "\\N" if anchor is None else _escape(anchor)
-            https, host, path = split_url(_escape(url))
-            write(f"{src}\t{oid}\t{bytehash}\t{'t' if https else 'f'}\t{host}\t{path}\t{text}\n")
+        for url, anchor, context in outcome.links:
+            https, host, path = split_url(url)
+            rows.append((src, url, anchor, context, https, host, path))
+    values = estimates.of([LinkParts(r[2], r[3], r[5], r[6]) for r in rows])
+    buffer = io.StringIO()
+    write = buffer.write
+    for n, (src, url, anchor, context, https, host, path) in enumerate(rows):
+        oid, bytehash = url_ids(url)
+        text = "\\N" if anchor is None else _escape(anchor)
+        around = "\\N" if context is None else _escape(context)
+        estimate = "\\N" if values is None else repr(values[n])
+        write(
+            f"{src}\t{oid}\t{bytehash}\t{'t' if https else 'f'}\t{_escape(host)}\t"
+            f"{_escape(path)}\t{text}\t{around}\t{estimate}\n"
+        )
     buffer.seek(0)
     return buffer
 
@@ -122,6 +137,7 @@ class Store:
         self.stored = 0
         self._taken = 0
         self._taken_lock = threading.Lock()
+        self.estimates = CheckInEstimates()
 
     def start(self) -> None:
         self._thread.start()
@@ -142,6 +158,10 @@ class Store:
     def idle(self) -> bool:
         """Nothing is waiting to be written."""
         return not self._pending
+
+    def flush(self) -> None:
+        """Write what is queued now rather than at the next quarter second."""
+        self._full.set()
 
     def close(self) -> None:
         """Store everything queued, then stop."""
@@ -184,8 +204,10 @@ class Store:
 
     def write(self, batch: list[Outcome]) -> None:
         """Store one batch in one transaction."""
-        # a page fetched twice in one batch (its lease ran out meanwhile) is stored once
-        outcomes = list({outcome.claim.oid: outcome for outcome in batch}.values())
+        # a page fetched twice in one batch (its lease ran out meanwhile) is stored once;
+        # pages go in the order they were claimed, so new URLs are numbered in that order
+        unique = {outcome.claim.oid: outcome for outcome in batch}
+        outcomes = sorted(unique.values(), key=lambda outcome: outcome.claim.seq)
         results, texts = [], []
         for outcome in outcomes:
             claim = outcome.claim
@@ -202,12 +224,16 @@ class Store:
             if texts:
                 copy_rows(cursor, "stage_text", texts)
             if with_links:
-                cursor.copy_expert("COPY stage_link FROM STDIN", _link_lines(outcomes))
+                self.estimates.refresh(cursor)
+                lines = _link_lines(outcomes, self.estimates)
+                cursor.copy_expert("COPY stage_link FROM STDIN", lines)
             # the order sql/store.sql gives, and why
             cursor.execute(queries["lock_pages"])
             if with_links:
                 cursor.execute(queries["store_link_sites"])
-                cursor.execute(queries["store_link_docs"])
+                cursor.execute(
+                    queries["store_link_docs"], {"link_model": self.estimates.model_id}
+                )
             cursor.execute(queries["forget_links"])
             if with_links:
                 cursor.execute(queries["store_links"])

@@ -3,12 +3,16 @@ web-in-a-box's ground truth, and the paper's robustness test (section 5.3-5.4).
 
 Every crawl runs in a database of its own next to the configured one
 (``<name>_<label>``, dropped and made afresh), with the same taxonomy, the same
-30% training sample and the same model, from the same seeds.
+30% training sample and the same model, from the same seeds. The taxonomy, examples,
+models and good mark of a topic are written once, to a template database, and each
+crawl's database is a file copy of it. Crawls run in lockstep rounds, so a strategy
+repeats exactly for a seed sample.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,7 +22,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from focuscrawl.classifier.model import HierarchicalModel
-from focuscrawl.database import sibling_database
+from focuscrawl.database import drop_database, sibling_database
 from focuscrawl.evaluation.metrics import (
     cumulative_share,
     first_distinct,
@@ -28,12 +32,18 @@ from focuscrawl.evaluation.metrics import (
     recall_curve,
     thin,
 )
-from focuscrawl.evaluation.runs import CrawlPlan, CrawlTrace, prepare_database, run_crawl
+from focuscrawl.evaluation.runs import (
+    CrawlPlan,
+    CrawlTrace,
+    prepare_database,
+    prepare_strategy,
+    run_crawl,
+)
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import GroundTruth, load_truth
 from focuscrawl.taxonomy_import import TaxonomyImport, from_corpus
 
-__all__ = ["REFERENCE", "EvalOptions", "Progress", "evaluate"]
+__all__ = ["REFERENCE", "EvalOptions", "Progress", "distill_interval", "evaluate"]
 
 #: Harvest among the first N pages (N = the topic's size) that the brief gives for
 #: Wikispeedia, subject.Science.Biology, 10 relevant seeds; not measured here.
@@ -61,13 +71,24 @@ class EvalOptions:
     robustness: bool = False
     threads: int = 4
     backlog: int = 4
-    distill_every: int = 500
+    #: focused crawls distil every this many pages; None: a quarter of the budget N
+    distill_every: int | None = None
     samples: int = 1  # seed samples per topic (seeded seed, seed + 1, ...); measures averaged
     database_prefix: str | None = None  # None: <configured name>_eval
+    #: recall is reported after budget x N pages for each budget; crawls go to the largest
+    budgets: Sequence[int] = (1,)
+    #: keep each crawl's database for inspection (a sweep drops them as it goes)
+    keep_databases: bool = True
 
 
 def _quiet(what: str, done: int, total: int) -> None:
     return None
+
+
+def distill_interval(configured: int | None, pages: int) -> int:
+    """Pages between distiller runs: as configured, or a quarter of the budget N (at
+    least 25), so that the distiller runs in a crawl of a small topic too."""
+    return configured if configured is not None else max(25, pages // 4)
 
 
 def evaluate(
@@ -93,6 +114,13 @@ def evaluate(
     for topic in options.topics:
         relevant = truth.relevant(topic)
         pages = options.pages or len(relevant)
+        template = f"{prefix}_template"
+        progress(f"{topic}: preparing the template database {template}", 0, 0)
+        target = sibling_database(engine, template)
+        try:
+            model = prepare_database(target, data, topic, model)
+        finally:
+            target.dispose()
         measured = []
         for sample in range(options.samples):
             seeds = truth.seeds(topic, options.seeds, options.seed + sample)
@@ -102,15 +130,19 @@ def evaluate(
                 label = _label(topic, strategy.value, len(options.topics)) + suffix
                 database = f"{prefix}_{label}"
                 plan = _plan(options, strategy, topic, seeds, pages, proxy)
-                trace, model = _one_crawl(engine, database, data, model, truth, plan, progress)
+                trace = _one_crawl(engine, database, template, truth, plan, progress)
                 traces[strategy.value] = trace
-                databases[f"{topic} {strategy.value}{suffix.replace('_', ' ')}"] = database
-            measured.append(_measure(topic, relevant, pages, seeds, traces))
+                if options.keep_databases:
+                    databases[f"{topic} {strategy.value}{suffix.replace('_', ' ')}"] = database
+                else:
+                    drop_database(engine, database)
+            measured.append(_measure(topic, relevant, pages, seeds, traces, options.budgets))
         result = _over_samples(measured)
         if options.robustness:
-            result["robustness"], model = _robustness(
-                engine, prefix, data, model, truth, topic, pages, proxy, options, progress
+            result["robustness"] = _robustness(
+                engine, prefix, template, truth, topic, pages, proxy, options, progress
             )
+        drop_database(engine, template)
         results.append(result)
     return {
         "corpus": str(corpus),
@@ -131,9 +163,10 @@ def _plan(
     pages: int,
     proxy: str,
 ) -> CrawlPlan:
+    budget = pages * max(options.budgets)
     return CrawlPlan(
-        strategy, topic, seeds, pages, proxy, options.threads, options.backlog,
-        options.distill_every,
+        strategy, topic, seeds, budget, proxy, options.threads, options.backlog,
+        distill_interval(options.distill_every, pages),
     )  # fmt: skip
 
 
@@ -152,22 +185,21 @@ def _label(topic: str, what: str, topics: int) -> str:
 def _one_crawl(
     engine: Engine,
     database: str,
-    data: TaxonomyImport,
-    model: HierarchicalModel | None,
+    template: str,
     truth: GroundTruth,
     plan: CrawlPlan,
     progress: Progress,
-) -> tuple[CrawlTrace, HierarchicalModel]:
+) -> CrawlTrace:
     progress(f"{plan.strategy.value}: preparing database {database}", 0, 0)
-    target = sibling_database(engine, database)
+    target = sibling_database(engine, database, template=template)
     try:
-        model = prepare_database(target, data, plan.topic, model)
+        prepare_strategy(target, plan.strategy)
         what = f"{plan.strategy.value} crawl of {plan.topic}"
         trace = run_crawl(target, plan, truth, lambda done: progress(what, done, plan.pages))
         progress(what, len(trace.urls), plan.pages)
     finally:
         target.dispose()
-    return trace, model
+    return trace
 
 
 def _curves(flags: list[bool], estimates: list[float | None], relevant: int) -> dict[str, Any]:
@@ -189,6 +221,7 @@ def _measure(
     pages: int,
     seeds: list[str],
     traces: dict[str, CrawlTrace],
+    budgets: Sequence[int] = (1,),
 ) -> dict[str, Any]:
     strategies: dict[str, Any] = {}
     for name, trace in traces.items():
@@ -200,6 +233,11 @@ def _measure(
             "fetched": len(trace.urls),
             "harvest": _share(first),
             "recall": round(sum(first) / len(relevant), 3),
+            **{
+                f"recall_{b}n": round(sum(flags[: b * pages]) / len(relevant), 3)
+                for b in budgets
+                if b != 1
+            },
             "harvest_at_topic_size": _share(sized),
             "mean_estimate": round(
                 sum(e or 0.0 for e in trace.estimates[:pages]) / max(len(first), 1), 3
@@ -220,16 +258,21 @@ def _measure(
     }
 
 
-SCALARS = ("harvest", "recall", "harvest_at_topic_size", "mean_estimate")
+SCALARS = ("harvest", "recall", "harvest_at_topic_size", "mean_estimate", "seconds")
 
 
 def _over_samples(measured: list[dict[str, Any]]) -> dict[str, Any]:
-    """The first sample's result (its curves and charts), with each scalar measure the
-    mean over all seed samples and the per-sample values under ``"samples"``."""
-    result = measured[0]
+    """The first sample's result (its curves draw the charts), with each scalar measure
+    the mean over all seed samples, the per-sample values under ``"samples"``, and every
+    sample's whole result (curves and times included) under ``"per_sample"``."""
+    import copy
+
+    result = copy.deepcopy(measured[0])
     result["seed_samples"] = [m["seeds"] for m in measured]
+    result["per_sample"] = measured
     for name, first in result["strategies"].items():
-        values = {key: [m["strategies"][name][key] for m in measured] for key in SCALARS}
+        keys = [k for k in first if k in SCALARS or re.fullmatch(r"recall_\d+n", k)]
+        values = {key: [m["strategies"][name][key] for m in measured] for key in keys}
         first["samples"] = values
         for key, per_sample in values.items():
             first[key] = round(sum(per_sample) / len(per_sample), 3)
@@ -239,15 +282,14 @@ def _over_samples(measured: list[dict[str, Any]]) -> dict[str, Any]:
 def _robustness(
     engine: Engine,
     prefix: str,
-    data: TaxonomyImport,
-    model: HierarchicalModel | None,
+    template: str,
     truth: GroundTruth,
     topic: str,
     pages: int,
     proxy: str,
     options: EvalOptions,
     progress: Progress,
-) -> tuple[dict[str, Any], HierarchicalModel]:
+) -> dict[str, Any]:
     """Two soft crawls from disjoint random 30% samples of the seeds; how far they agree."""
     pool = truth.seeds(topic, max(options.seeds, 10), options.seed)
     shuffled = random.Random(options.seed + 1).sample(pool, len(pool))
@@ -257,8 +299,7 @@ def _robustness(
     for n, sample in enumerate(samples, 1):
         database = f"{prefix}_{_label(topic, f'robust{n}', len(options.topics))}"
         plan = _plan(options, Strategy.SOFT, topic, sample, pages, proxy)
-        trace, model = _one_crawl(engine, database, data, model, truth, plan, progress)
-        traces.append(trace)
+        traces.append(_one_crawl(engine, database, template, truth, plan, progress))
     relevant = truth.relevant(topic)
     a, b = traces
     good_a = [u for u in a.urls if u in relevant]
@@ -283,5 +324,4 @@ def _robustness(
         ),
         "harvest": [_share([u in relevant for u in t.urls[:pages]]) for t in traces],
     }
-    assert model is not None  # set by the crawls above
-    return result, model
+    return result

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.engine import Engine
 
 from focuscrawl.classifier import Classifier
+from focuscrawl.classifier.apprentice import train_link_model
 from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.classifier.store import save_model
 from focuscrawl.crawler.config import CrawlConfig, Mode
@@ -25,12 +26,12 @@ from focuscrawl.evaluation.truth import GroundTruth
 from focuscrawl.evaluation.truth_scorer import TruthScorer
 from focuscrawl.queries import queries
 from focuscrawl.seeds import add_seeds
-from focuscrawl.taxonomy import set_good
+from focuscrawl.taxonomy import load_tree, set_good
 from focuscrawl.taxonomy_import import TaxonomyImport, store_import
 
-__all__ = ["CrawlPlan", "CrawlTrace", "prepare_database", "run_crawl"]
+__all__ = ["CrawlPlan", "CrawlTrace", "prepare_database", "prepare_strategy", "run_crawl"]
 
-CLASSIFIER_POLL_S = 0.02
+CLASSIFIER_POLL_S = 0.003
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,10 @@ class CrawlPlan:
     pages: int
     proxy: str
     threads: int = 4
-    #: soft/hard: fetched pages allowed to wait for the classifier (--max-backlog)
+    #: URLs claimed a round: each round is fetched, stored and scored before the next
+    #: claim (CrawlConfig.lockstep), so a crawl repeats exactly for its seeds
     backlog: int = 4
-    #: soft/hard: distil and boost the best hubs' neighbours every this many pages (0: never)
+    #: focused: distil and boost the best hubs' neighbours every this many pages (0: never)
     distill_every: int = 500
 
     @property
@@ -70,7 +72,8 @@ class CrawlTrace:
 def prepare_database(
     engine: Engine, data: TaxonomyImport, topic: str, model: HierarchicalModel | None = None
 ) -> HierarchicalModel:
-    """Taxonomy, examples, ``topic`` marked good and a model (trained unless given)."""
+    """Taxonomy, examples, ``topic`` marked good, a page model (trained unless given) and
+    the link learner's first version (from the links between examples)."""
     from focuscrawl.classifier import train_model
 
     store_import(engine, data, replace=True)
@@ -79,13 +82,20 @@ def prepare_database(
         return train_model(engine)[1]
     with engine.begin() as connection:
         save_model(connection, model, data.tree, len(data.examples))
+        train_link_model(connection, load_tree(connection))
     return model
 
 
-def _fetched(engine: Engine) -> int:
-    with engine.connect() as connection:
-        count = execute(connection, queries["fetched_count"]).scalar()
-    return int(count or 0)
+def prepare_strategy(engine: Engine, strategy: Strategy) -> None:
+    """The frontier estimate of ``strategy`` in a prepared database (and, for the link
+    learner without the parent's relevance, its own first version)."""
+    if strategy.estimate is None:
+        return
+    with engine.begin() as connection:
+        params = {"name": "estimate", "value": strategy.estimate}
+        execute(connection, queries["set_crawl_setting"], params)
+        if strategy is Strategy.APPRENTICE:
+            train_link_model(connection, load_tree(connection), parent=False)
 
 
 def run_crawl(
@@ -95,9 +105,10 @@ def run_crawl(
     progress: Callable[[int], None] | None = None,
 ) -> CrawlTrace:
     """Crawl ``plan.pages`` pages from the seeds with the classifier (the ground truth,
-    for the yardstick strategies) and, when focused, the distiller running; return the
-    trace. The database must be prepared."""
-    focused = plan.mode in (Mode.SOFT, Mode.HARD)
+    for the yardstick strategies) and, when focused, the distiller, in lockstep rounds:
+    the distiller runs between two rounds when its turn has come. Return the trace. The
+    database must be prepared (``prepare_database``, ``prepare_strategy``)."""
+    focused = plan.mode.focused
     with engine.begin() as connection:
         add_seeds(connection, plan.seeds)
     config = CrawlConfig(
@@ -108,7 +119,9 @@ def run_crawl(
         host_delay=0.0,
         idle_exit_seconds=3.0,
         quiet=True,
-        max_backlog=plan.backlog if focused else None,
+        max_backlog=plan.backlog,
+        lockstep=True,
+        estimate=plan.strategy.estimate,
         fetch=FetchConfig(proxy=plan.proxy),
     )
     crawler = Crawler(engine, config)
@@ -118,8 +131,17 @@ def run_crawl(
         oracle = plan.strategy is Strategy.ORACLE
         classifier = TruthScorer(engine, truth.labels, relevant, oracle, CLASSIFIER_POLL_S)
     started = time.perf_counter()
-    distills, next_distill = 0, plan.distill_every
+    distills = [0, plan.distill_every]  # runs so far, pages at the next
     failure: list[BaseException] = []
+
+    def between_rounds(fetched: int) -> None:
+        if progress is not None:
+            progress(fetched)
+        if focused and plan.distill_every and fetched >= distills[1]:
+            run_hits(engine)
+            boost(engine)
+            distills[0] += 1
+            distills[1] += plan.distill_every
 
     def classify() -> None:
         try:
@@ -128,6 +150,7 @@ def run_crawl(
             failure.append(exc)
             crawler.stop_event.set()
 
+    crawler.between_rounds = between_rounds
     threads = [
         threading.Thread(target=crawler.run, name="eval-crawler", daemon=True),
         threading.Thread(target=classify, name="eval-classifier", daemon=True),
@@ -135,16 +158,7 @@ def run_crawl(
     try:
         for thread in threads:
             thread.start()
-        while threads[0].is_alive():
-            threads[0].join(0.25)
-            fetched = _fetched(engine)
-            if progress is not None:
-                progress(fetched)
-            if focused and plan.distill_every and fetched >= next_distill:
-                run_hits(engine)
-                boost(engine)
-                distills += 1
-                next_distill += plan.distill_every
+        threads[0].join()
     finally:
         crawler.stop_event.set()
         threads[0].join()
@@ -155,7 +169,7 @@ def run_crawl(
     classifier.stop_event.clear()
     classifier.run(once=True)  # score what the crawl fetched last
     seconds = time.perf_counter() - started
-    return _trace(engine, plan, seconds, distills)
+    return _trace(engine, plan, seconds, distills[0])
 
 
 def _trace(engine: Engine, plan: CrawlPlan, seconds: float, distills: int) -> CrawlTrace:

@@ -1,5 +1,5 @@
-"""What an evaluation can crawl with: the crawler's four modes, and two soft-focused
-yardsticks that read the ground truth instead of the classifier."""
+"""What an evaluation can crawl with: the crawler's modes, the frontier estimates the
+classifier can make, and two soft-focused yardsticks that read the ground truth."""
 
 from __future__ import annotations
 
@@ -13,8 +13,17 @@ __all__ = ["Strategy"]
 class Strategy(StrEnum):
     BFS = "bfs"
     UNFOCUSED = "unfocused"
+    #: soft focus (the default): the link learner with the parent's relevance
     SOFT = "soft"
     HARD = "hard"
+    #: soft focus with the 1999 estimate: the best relevance among scored parents
+    SOFT_1999 = "soft-1999"
+    #: soft focus with the link learner alone (no parent relevance): the 2002 apprentice
+    APPRENTICE = "apprentice"
+    #: best-first on the page classifier applied to the anchor text
+    ANCHOR = "anchor"
+    #: best-first on the mean of the parent's relevance and the anchor's (Batsakis et al.)
+    PAGE_ANCHOR = "page+anchor"
     #: soft focus with a perfect page classifier: fetched pages scored by their true label
     PERFECT = "soft-perfect"
     #: soft focus knowing every link target's true label before fetching it
@@ -22,7 +31,20 @@ class Strategy(StrEnum):
 
     @property
     def mode(self) -> Mode:
-        return Mode.SOFT if self in (Strategy.PERFECT, Strategy.ORACLE) else Mode(self.value)
+        if self in (Strategy.BFS, Strategy.UNFOCUSED, Strategy.HARD, Strategy.SOFT_1999):
+            return Mode(self.value)
+        return Mode.SOFT
+
+    @property
+    def estimate(self) -> str | None:
+        """The frontier estimate (crawl_setting) the strategy crawls with."""
+        if self in (Strategy.BFS, Strategy.UNFOCUSED):
+            return None
+        if self in (Strategy.APPRENTICE, Strategy.ANCHOR, Strategy.PAGE_ANCHOR):
+            return self.value
+        if self is Strategy.SOFT_1999:
+            return "soft-1999"
+        return "soft"
 
     @property
     def reads_truth(self) -> bool:

@@ -1,25 +1,28 @@
 """The yardsticks' stand-in for the classifier: it scores fetched pages by the ground
 truth (R = 1 or 0, best leaf = the true one) and, as the oracle, gives every unvisited
-out-link its own true relevance. It reads and writes the same tables as the classifier
-process, so the crawler cannot tell the difference."""
+out-link its own true relevance. It is the classifier process with only the scoring
+replaced: the same estimates are passed on, the same link learner learns (from true
+labels), so the crawler cannot tell the difference."""
 
 from __future__ import annotations
 
-from sqlalchemy.engine import Engine
+from typing import Any
 
-from focuscrawl.classifier.process import BATCH, Classifier, good_sets
-from focuscrawl.classifier.store import write_scores
+from sqlalchemy.engine import Connection, Engine
+
+from focuscrawl.classifier.estimates import Parent
+from focuscrawl.classifier.process import BATCH, Classifier
+from focuscrawl.classifier.store import StoredModel
 from focuscrawl.database import execute
 from focuscrawl.queries import queries
-from focuscrawl.taxonomy import load_tree
+from focuscrawl.taxonomy import Tree
 from focuscrawl.urls import oid_of
 
 __all__ = ["TruthScorer"]
 
 
 class TruthScorer(Classifier):
-    """The classifier process with the ground truth in place of the model: ``run`` (its
-    polling, retries and stopping) is the classifier's; only ``step`` differs."""
+    """The classifier process with the ground truth in place of the page model."""
 
     def __init__(
         self,
@@ -36,21 +39,18 @@ class TruthScorer(Classifier):
         self.relevant_list = sorted(relevant)
         self.oracle = oracle
 
-    def step(self) -> int:
-        with self.engine.begin() as connection:
-            model_id = execute(connection, queries["newest_model_id"]).scalar_one()
-            tree = load_tree(connection)
-            rows = execute(connection, queries["claim_unclassified"], {"batch": self.batch}).all()
-            if not rows:
-                return 0
-            _, good_leaves = good_sets(tree)
-            oids = [r.oid for r in rows]
-            relevances = [0.0 if r.oid in self.relevant else float("-inf") for r in rows]
-            cids = [
-                tree.find(self.labels[r.oid][0]) if r.oid in self.labels else None for r in rows
-            ]
-            write_scores(connection, model_id, oids, relevances, cids, good_leaves)
-            if self.oracle:
-                params = {"oids": oids, "relevant": self.relevant_list}
-                execute(connection, queries["oracle_links"], params)
-        return len(rows)
+    def score(
+        self, stored: StoredModel, tree: Tree, connection: Connection, rows: list[Any]
+    ) -> tuple[list[float | None], list[int | None]]:
+        relevances: list[float | None] = [
+            0.0 if r.oid in self.relevant else float("-inf") for r in rows
+        ]
+        cids: list[int | None] = [
+            tree.find(self.labels[r.oid][0]) if r.oid in self.labels else None for r in rows
+        ]
+        return relevances, cids
+
+    def after_pass(self, connection: Connection, parents: list[Parent]) -> None:
+        if self.oracle:
+            params = {"oids": [p.oid for p in parents], "relevant": self.relevant_list}
+            execute(connection, queries["oracle_links"], params)

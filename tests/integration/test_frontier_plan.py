@@ -53,7 +53,7 @@ def test_claim_batch_plan_reads_the_frontier_indexes_and_never_sorts_the_table(
 ) -> None:
     _fill_frontier(engine, FRONTIER_ROWS)
     with engine.connect() as connection:
-        nodes = _explain(connection, queries["claim_batch"], {"batch": 64, "lease_seconds": 300})
+        nodes = _explain(connection, queries["claim_batch"], {"batch": 64, "lease_seconds": 300, "full_sites": []})
     types = [n["Node Type"] for n in nodes]
     assert "Incremental Sort" not in types, types
     # the one sort puts the claimed rows in claim order: it reads the rows the UPDATE
@@ -84,7 +84,7 @@ def test_claim_batch_returns_urls_in_checkout_order_and_leases_them(engine: sa.E
     _fill_frontier(engine, 2_000)
     with engine.begin() as connection:
         claimed = execute(
-            connection, queries["claim_batch"], {"batch": 50, "lease_seconds": 60}
+            connection, queries["claim_batch"], {"batch": 50, "lease_seconds": 60, "full_sites": []}
         ).all()
         leased = connection.exec_driver_sql(
             "SELECT oid, num_tries, relevance FROM doc WHERE state = 1 "
@@ -121,9 +121,9 @@ def test_urls_waiting_for_another_try_come_after_every_untried_url(engine: sa.En
             """
         )
     with engine.begin() as connection:
-        first = execute(connection, queries["claim_batch"], {"batch": 2, "lease_seconds": 60})
-        second = execute(connection, queries["claim_batch"], {"batch": 4, "lease_seconds": 60})
-        rest = execute(connection, queries["claim_batch"], {"batch": 9, "lease_seconds": 60})
+        first = execute(connection, queries["claim_batch"], {"batch": 2, "lease_seconds": 60, "full_sites": []})
+        second = execute(connection, queries["claim_batch"], {"batch": 4, "lease_seconds": 60, "full_sites": []})
+        rest = execute(connection, queries["claim_batch"], {"batch": 9, "lease_seconds": 60, "full_sites": []})
         paths = [[r.url.removeprefix("http://a.example") for r in c] for c in (first, second, rest)]
     assert paths == [["/b", "/c"], ["/a", "/g", "/e", "/f"], ["/d"]]
 
@@ -131,9 +131,9 @@ def test_urls_waiting_for_another_try_come_after_every_untried_url(engine: sa.En
 def test_two_concurrent_claims_never_take_the_same_url(engine: sa.Engine) -> None:
     _fill_frontier(engine, 1_000)
     with engine.connect() as first, engine.connect() as second:
-        a = execute(first, queries["claim_batch"], {"batch": 64, "lease_seconds": 60}).all()
+        a = execute(first, queries["claim_batch"], {"batch": 64, "lease_seconds": 60, "full_sites": []}).all()
         b = execute(
-            second, queries["claim_batch"], {"batch": 64, "lease_seconds": 60}
+            second, queries["claim_batch"], {"batch": 64, "lease_seconds": 60, "full_sites": []}
         ).all()  # a still uncommitted
         first.commit()
         second.commit()

@@ -1,0 +1,218 @@
+"""The link learner (the 2002 paper's *apprentice*), trained online from the critic.
+
+Features, model format and the estimate formula live in ``focuscrawl.linkmodel``,
+which the crawler reads too. Here the learner is trained: a logistic regression over
+the hashed features, fitted by stochastic gradient descent (scikit-learn's
+``SGDClassifier``, log loss).
+
+* **Before the crawl** (``bootstrap``): the links between example pages, each labelled
+  by whether its target example lies in a good category, the source's class being the
+  source example's category. Five passes.
+* **During the crawl** (``LinkLearner.learn``): when the classifier scores pages, every
+  link that pointed to them from a scored page is queued as an example, labelled with
+  the page's relevance R (a soft label: weight R as relevant, 1 - R as not;
+  ``link_example``). Once the queue holds ``RETRAIN_SHARE`` of what the model has
+  learned (and at least ``RETRAIN_MIN``), one classifier (an advisory lock picks it)
+  takes the queue, makes one pass over it from the newest version and stores the
+  next version. Crawlers and classifiers switch to the newest version.
+
+A graph simulation over Wikispeedia's 46 topics chose the learner: naive Bayes (the
+paper's) reached a mean harvest 0.567, logistic regression refitted on every example
+0.621, and this online one 0.617 at a fraction of the cost.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+from sklearn.linear_model import SGDClassifier
+from sqlalchemy.engine import Connection
+
+from focuscrawl.database import execute
+from focuscrawl.linkmodel import FEATURE_BITS, LinkModel, LinkParts, features_of
+from focuscrawl.queries import queries
+from focuscrawl.taxonomy import Tree
+from focuscrawl.urls import split_url
+
+__all__ = [
+    "RETRAIN_MIN",
+    "RETRAIN_SHARE",
+    "Example",
+    "LinkLearner",
+    "bootstrap_examples",
+    "train_link_model",
+]
+
+log = logging.getLogger("focuscrawl.classifier")
+
+ALPHA = 1e-4  # L2 strength of the SGD
+BOOTSTRAP_EPOCHS = 5
+RETRAIN_MIN = 100
+RETRAIN_SHARE = 0.01
+KEEP_WEIGHTS = 5  # versions whose weights are kept
+
+
+@dataclass(frozen=True)
+class Example:
+    parts: LinkParts
+    label: float  # R of the target, in [0, 1]
+
+
+def _parts(row: Any) -> LinkParts:
+    _, host, path = split_url(row.url)
+    return LinkParts(row.anchor, row.context, host, path, row.src_cid, row.src_relevance)
+
+
+def _matrix(examples: Sequence[Example], parent: bool) -> tuple[sparse.csr_matrix, Any, Any]:
+    """The examples as binary rows, each twice: as relevant (weight R) and as not
+    (weight 1 - R)."""
+    features = [features_of(e.parts, parent) for e in examples]
+    sizes = [len(f) for f in features]
+    indptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    indices = np.concatenate(features) if features else np.zeros(0, dtype=np.int64)
+    rows = sparse.csr_matrix(
+        (np.ones(len(indices)), indices, indptr), shape=(len(examples), 1 << FEATURE_BITS)
+    )
+    labels = np.asarray([min(max(e.label, 0.0), 1.0) for e in examples])
+    matrix = sparse.vstack([rows, rows]).tocsr()
+    targets = np.concatenate([np.ones(len(labels)), np.zeros(len(labels))])
+    weights = np.concatenate([labels, 1.0 - labels]) + 1e-9
+    return matrix, targets, weights
+
+
+class _Sgd:
+    """scikit-learn's SGD logistic regression, restartable from a stored version."""
+
+    def __init__(self, model: LinkModel | None = None, steps: float = 0.0) -> None:
+        self.sgd = SGDClassifier(loss="log_loss", alpha=ALPHA, shuffle=False)
+        if model is not None:
+            self.sgd.coef_ = model.weights.astype(np.float64)[None, :]
+            self.sgd.intercept_ = np.asarray([model.bias])
+            self.sgd.t_ = steps
+            self.sgd.classes_ = np.asarray([0.0, 1.0])
+            self.sgd.n_features_in_ = 1 << FEATURE_BITS
+
+    def partial_fit(self, examples: Sequence[Example], parent: bool, seed: int) -> None:
+        matrix, targets, weights = _matrix(examples, parent)
+        order = np.random.default_rng(seed).permutation(len(targets))
+        self.sgd.partial_fit(
+            matrix[order], targets[order], classes=[0.0, 1.0], sample_weight=weights[order]
+        )
+
+    def model(self, parent: bool, classes: Iterable[int]) -> LinkModel:
+        params = {"classes": sorted(set(classes)), "steps": float(self.sgd.t_)}
+        return LinkModel(
+            self.sgd.coef_[0].astype(np.float32),
+            float(self.sgd.intercept_[0]),
+            parent,
+            params=params,
+        )
+
+
+def bootstrap_examples(connection: Connection, tree: Tree) -> list[Example]:
+    """The links between example pages, labelled by the good marks."""
+    kcids: dict[str, list[int]] = {}
+    for row in execute(connection, queries["example_kcids"]):
+        kcids.setdefault(row.url, []).append(row.kcid)
+    pairs: dict[tuple[str, str], Any] = {}
+    for row in execute(connection, queries["example_link_pairs"]):
+        pairs.setdefault((row.src_url, row.url), row)
+    examples = []
+    for (src_url, url), row in pairs.items():
+        src = kcids[src_url]
+        good = float(any(tree.is_good(k) for k in kcids.get(url, [])))
+        src_good = float(any(tree.is_good(k) for k in src))
+        _, host, path = split_url(url)
+        parts = LinkParts(row.anchor, row.context, host, path, src[0], src_good)
+        examples.append(Example(parts, good))
+    return examples
+
+
+def _save(
+    connection: Connection, model: LinkModel, tree: Tree, learned: int, extra: dict[str, Any]
+) -> LinkModel:
+    params = {**model.params, "parent": model.parent, "learned": learned, **extra}
+    row = execute(
+        connection,
+        queries["save_link_model"],
+        {
+            "digest": tree.digest(),
+            "examples": learned,
+            "params": json.dumps(params),
+            "weights": model.to_bytes(),
+        },
+    ).one()
+    model.model_id = int(row.model_id)
+    model.params = params
+    execute(connection, queries["prune_link_models"], {"keep": KEEP_WEIGHTS})
+    return model
+
+
+def train_link_model(
+    connection: Connection, tree: Tree, parent: bool = True, with_crawl: bool = False
+) -> LinkModel | None:
+    """A first version from the example links (and, with ``with_crawl``, every link
+    between scored pages of the crawl so far, after the good marks changed); None when
+    there is nothing relevant to learn from."""
+    examples = bootstrap_examples(connection, tree)
+    if with_crawl:
+        examples += [
+            Example(_parts(r), float(r.label))
+            for r in execute(connection, queries["crawl_link_examples"])
+        ]
+        execute(connection, queries["clear_link_examples"])
+    if not examples or not any(e.label > 0.5 for e in examples):
+        return None
+    learner = _Sgd()
+    for epoch in range(BOOTSTRAP_EPOCHS):
+        learner.partial_fit(examples, parent, seed=epoch)
+    classes = [k for k in tree.nodes if k != 0]
+    model = learner.model(parent, classes)
+    return _save(connection, model, tree, len(examples), {"bootstrap": len(examples)})
+
+
+def newest_link_model(connection: Connection) -> LinkModel | None:
+    row = execute(connection, queries["newest_link_model"]).first()
+    if row is None or not row.weights:
+        return None
+    params = row.params if isinstance(row.params, dict) else json.loads(row.params)
+    return LinkModel.from_bytes(bytes(row.weights), row.model_id, params)
+
+
+class LinkLearner:
+    """Online training of the link learner, for one classifier process."""
+
+    def __init__(self) -> None:
+        self.versions = 0  # stored by this process
+
+    def learn(self, connection: Connection, tree: Tree) -> LinkModel | None:
+        """Learn from the queued examples when enough are queued and no other classifier
+        is learning; the new version, or None. Runs in the caller's transaction."""
+        newest = newest_link_model(connection)
+        if newest is None:
+            return None
+        learned = int(newest.params.get("learned", 0))
+        queued = int(execute(connection, queries["queued_link_examples"]).scalar_one())
+        if queued < max(RETRAIN_MIN, RETRAIN_SHARE * learned):
+            return None
+        if not execute(connection, queries["lock_link_learner"]).scalar_one():
+            return None
+        examples = [
+            Example(_parts(r), float(r.label))
+            for r in execute(connection, queries["take_link_examples"])
+        ]
+        if not examples:
+            return None
+        learner = _Sgd(newest, float(newest.params.get("steps", 0.0)))
+        learner.partial_fit(examples, newest.parent, seed=newest.model_id)
+        classes = newest.params.get("classes", [])
+        model = learner.model(newest.parent, classes)
+        extra = {"bootstrap": newest.params.get("bootstrap", 0), "previous": newest.model_id}
+        self.versions += 1
+        return _save(connection, model, tree, learned + len(examples), extra)

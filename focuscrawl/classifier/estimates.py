@@ -1,0 +1,133 @@
+"""Estimates of unvisited URLs, handed on when their parents are scored.
+
+The crawl's frontier estimate is a crawl-wide setting (``crawl_setting`` 'estimate',
+written by ``crawl run`` from its mode, or by ``eval`` for its strategies):
+
+``soft`` (the default)
+    the link learner with the parent's relevance: for each unvisited out-link ``l`` of
+    a scored page ``p``, log σ(s(l)) with ``p``'s best leaf and relevance bucket among
+    the features (focuscrawl.linkmodel); a URL keeps the best of its in-links.
+``apprentice``
+    the same without the parent's relevance (the 2002 paper's apprentice alone).
+``soft-1999``
+    the paper's estimate: the highest relevance log R(p) among scored parents.
+``anchor``
+    the page classifier applied to the anchor text: log R(anchor).
+``page+anchor``
+    Batsakis et al.'s best-first on both: log of the mean of R(p) and R(anchor).
+
+In hard focus a held URL is released when a parent's best leaf lies below a good node
+(a page without text, a redirect hop, passes its own release on).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy.engine import Connection
+
+from focuscrawl.classifier.model import HierarchicalModel
+from focuscrawl.database import execute
+from focuscrawl.errors import ConfigError
+from focuscrawl.linkmodel import LinkModel, LinkParts
+from focuscrawl.queries import queries
+
+__all__ = ["ESTIMATES", "LINK_ESTIMATES", "Parent", "check_estimate", "pass_estimates"]
+
+ESTIMATES = ("soft", "soft-1999", "apprentice", "anchor", "page+anchor")
+#: the estimates the link learner makes (it is trained only for these)
+LINK_ESTIMATES = ("soft", "apprentice")
+
+
+def check_estimate(name: str) -> str:
+    if name not in ESTIMATES:
+        raise ConfigError(f"unknown frontier estimate {name!r}; choose among {', '.join(ESTIMATES)}")
+    return name
+
+
+@dataclass(frozen=True)
+class Parent:
+    """A page just scored, as write_scores returns it."""
+
+    oid: int
+    relevance: float  # log R(d), or the estimate it kept when it has no text
+    cid: int | None  # its best leaf; None without text
+
+
+def _relevance(log_r: float) -> float:
+    return math.exp(max(log_r, -700.0))
+
+
+def pass_estimates(
+    connection: Connection,
+    estimate: str,
+    parents: Sequence[Parent],
+    good_leaves: Sequence[int],
+    good_frontier: Sequence[int],
+    page_model: HierarchicalModel | None,
+    link_model: LinkModel | None,
+) -> int:
+    """Hand the scored pages' knowledge on to their unvisited out-links; returns how
+    many links were estimated (0 for soft-1999, which runs in SQL)."""
+    if not parents:
+        return 0
+    if estimate == "soft-1999" or (estimate in LINK_ESTIMATES and link_model is None):
+        params = {
+            "oids": [p.oid for p in parents],
+            "relevances": [p.relevance for p in parents],
+            "cids": [p.cid for p in parents],
+            "good_leaves": list(good_leaves),
+        }
+        execute(connection, queries["pass_relevance"], params)
+        return 0
+    by_oid = {p.oid: p for p in parents}
+    rows = execute(connection, queries["scored_out_links"], {"oids": list(by_oid)}).all()
+    if not rows:
+        return 0
+    good = set(good_leaves)
+    values: np.ndarray
+    model_id = 0
+    if estimate in LINK_ESTIMATES:
+        assert link_model is not None
+        parts = [
+            LinkParts(
+                r.anchor,
+                r.context,
+                r.host,
+                r.path,
+                by_oid[r.oid_src].cid,
+                _relevance(by_oid[r.oid_src].relevance),
+            )
+            for r in rows
+        ]
+        values = np.asarray(link_model.estimates(parts))
+        model_id = link_model.model_id
+    else:
+        if page_model is None:
+            raise ConfigError(f"the {estimate!r} estimate needs a page classifier")
+        texts = [r.anchor or "" for r in rows]
+        anchor = np.exp(page_model.score(texts).log_relevance(good_frontier))
+        if estimate == "page+anchor":
+            parent = np.asarray([_relevance(by_oid[r.oid_src].relevance) for r in rows])
+            anchor = (anchor + parent) / 2
+        with np.errstate(divide="ignore"):
+            values = np.log(anchor)
+    best: dict[int, float] = {}
+    release: dict[int, bool] = {}
+    for row, value in zip(rows, values.tolist(), strict=True):
+        dst = row.oid_dst
+        if value > best.get(dst, -math.inf) or dst not in best:
+            best[dst] = value
+        cid = by_oid[row.oid_src].cid
+        release[dst] = release.get(dst, False) or cid is None or cid in good
+    params = {
+        "oids": list(best),
+        "relevances": list(best.values()),
+        "releases": [release[o] for o in best],
+        "model_id": model_id,
+    }
+    execute(connection, queries["raise_estimates"], params)
+    return len(rows)

@@ -1,0 +1,70 @@
+"""Estimates of new URLs at check-in, from the newest link model.
+
+The classifier trains the link learner and stores each version in ``model`` (kind
+``link``); the crawl's frontier estimate is a crawl-wide setting (``crawl_setting``).
+When that estimate uses the link model (``soft``, ``apprentice``), the store scores
+every out-link it checks in with the newest version: the link's own words and URL,
+plus the lowest value its parent's terms can take (``LinkModel.floor``), so the URL has
+an estimate before its parent is scored, never above the one it will have after
+(focuscrawl.linkmodel). Otherwise out-links are checked in unestimated (log R = -inf)
+and wait for the classifier, as in 1999.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from focuscrawl.linkmodel import LinkModel, LinkParts
+from focuscrawl.queries import queries
+
+__all__ = ["CHECK_SECONDS", "CheckInEstimates", "LINK_ESTIMATES"]
+
+#: frontier estimates that the link model makes (the crawler then scores at check-in)
+LINK_ESTIMATES = ("soft", "apprentice")
+#: how often the store looks for a newer link model or a changed estimate setting
+CHECK_SECONDS = 0.5
+
+
+class CheckInEstimates:
+    """The store's view of the link model; used by one thread (the store's)."""
+
+    def __init__(self) -> None:
+        self.model: LinkModel | None = None
+        self.estimate = "soft"
+        self._checked = -1e9
+
+    @property
+    def active(self) -> bool:
+        return self.model is not None and self.estimate in LINK_ESTIMATES
+
+    @property
+    def model_id(self) -> int:
+        return self.model.model_id if self.active and self.model is not None else 0
+
+    def refresh(self, cursor: Any, force: bool = False) -> None:
+        """Load a newer link model, and the estimate setting, at most every CHECK_SECONDS."""
+        now = time.monotonic()
+        if not force and now - self._checked < CHECK_SECONDS:
+            return
+        self._checked = now
+        cursor.execute(queries["link_model_state"])
+        estimate, newest = cursor.fetchone()
+        self.estimate = estimate or "soft"
+        if newest is None:
+            self.model = None
+        elif self.model is None or self.model.model_id != newest:
+            cursor.execute(queries["link_model"], {"model_id": newest})
+            model_id, params, weights = cursor.fetchone()
+            params = params if isinstance(params, dict) else json.loads(params)
+            self.model = LinkModel.from_bytes(bytes(weights), model_id, params)
+
+    def of(self, links: Sequence[LinkParts]) -> list[float] | None:
+        """log estimates of links whose sources are not scored yet (None: unestimated)."""
+        if not self.active or not links or self.model is None:
+            return None
+        return [float(v) for v in np.asarray(self.model.estimates(links))]

@@ -1,0 +1,159 @@
+-- The link learner (the 2002 paper's apprentice): its versions, its examples, and the
+-- frontier estimates it makes. Features and the estimate formula: focuscrawl/linkmodel.py.
+
+-- link_model_state --
+-- What a crawler's store needs to estimate new URLs: the crawl's frontier estimate
+-- (crawl_setting 'estimate'; none set means 'soft') and the newest link model.
+SELECT (SELECT value FROM crawl_setting WHERE name = 'estimate') AS estimate,
+       (SELECT max(model_id) FROM model WHERE kind = 'link') AS link_model;
+
+-- link_model --
+SELECT model_id, params, weights FROM model WHERE model_id = %(model_id)s AND kind = 'link';
+
+-- set_crawl_setting --
+INSERT INTO crawl_setting (name, value) VALUES (%(name)s, %(value)s)
+ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value;
+
+-- crawl_setting --
+SELECT value FROM crawl_setting WHERE name = %(name)s;
+
+-- scored_out_links --
+-- The unvisited out-links of pages just scored, with what the link learner reads of
+-- them: anchor, context, and the target's host and path (seeds and boosted URLs, at
+-- seed rank, are left out). Off link_src, then doc and site by key.
+SELECT l.oid_src, l.oid_dst, l.anchor, l.context, s.host, d.path
+FROM link AS l
+JOIN doc AS d ON d.oid = l.oid_dst
+JOIN site AS s ON s.sid = d.sid
+WHERE l.oid_src = ANY(%(oids)s::bigint[]) AND d.state IN (0, 4) AND d.priority > -32768;
+
+-- raise_estimates --
+-- New estimates of unvisited URLs (log-probabilities, one per URL, from the link model
+-- %(model_id)s or, when 0, from the parents' relevance): a URL takes the higher of its
+-- estimate and the new one, and records the model whose score it took; in hard focus a
+-- held URL is released when release is true (a parent's best leaf lies below a good
+-- node). Rows are locked in oid order first, as every writer of the frontier does.
+WITH e AS (
+    SELECT * FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(releases)s::boolean[])
+        AS e(oid, relevance, release)
+), locked AS (
+    SELECT d.oid, e.relevance, e.release FROM doc AS d
+    JOIN e ON e.oid = d.oid
+    WHERE d.state IN (0, 4) AND d.priority > -32768
+      AND (e.relevance > d.relevance OR (d.state = 4 AND e.release))
+    ORDER BY d.oid
+    FOR UPDATE OF d
+)
+UPDATE doc AS d
+SET relevance = greatest(d.relevance, k.relevance),
+    estimated_by = CASE WHEN k.relevance > d.relevance THEN least(%(model_id)s, 32767)
+                        ELSE d.estimated_by END,
+    state = CASE WHEN d.state = 4 AND k.release THEN 0 ELSE d.state END
+FROM locked AS k
+WHERE d.oid = k.oid AND d.state IN (0, 4) AND d.priority > -32768
+  AND (k.relevance > d.relevance OR (d.state = 4 AND k.release));
+
+-- set_estimates --
+-- Rescoring: unvisited URLs get the given estimates outright (they may fall).
+WITH e AS (
+    SELECT * FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[]) AS e(oid, relevance)
+)
+UPDATE doc AS d
+SET relevance = e.relevance, estimated_by = least(%(model_id)s, 32767)
+FROM e
+WHERE d.oid = e.oid AND d.state IN (0, 4) AND d.priority > -32768;
+
+-- queue_link_examples --
+-- When pages are scored, every link that pointed to them from a scored page becomes a
+-- training example of the link learner, labelled with the page's relevance R (off
+-- link_dst). The links of a page to itself teach nothing and are left out.
+INSERT INTO link_example (anchor, context, url, src_cid, src_relevance, label)
+SELECT l.anchor, l.context, doc_url(t.https, ts.host, t.path), sf.cid,
+       exp(greatest(src.relevance, -700)), exp(greatest(t.relevance, -700))
+FROM unnest(%(oids)s::bigint[]) AS p(oid)
+JOIN doc AS t ON t.oid = p.oid
+JOIN site AS ts ON ts.sid = t.sid
+JOIN link AS l ON l.oid_dst = p.oid
+JOIN doc_fetch AS sf ON sf.oid = l.oid_src
+JOIN doc AS src ON src.oid = l.oid_src
+WHERE l.oid_src <> l.oid_dst AND sf.model_id IS NOT NULL AND sf.cid IS NOT NULL;
+
+-- queued_link_examples --
+SELECT count(*) AS queued FROM link_example;
+
+-- take_link_examples --
+-- The learner takes every queued example (in the transaction that stores the version
+-- learned from them: a failure puts them back).
+DELETE FROM link_example RETURNING anchor, context, url, src_cid, src_relevance, label;
+
+-- clear_link_examples --
+DELETE FROM link_example;
+
+-- example_link_pairs --
+-- The links between example pages (source and target both examples), with the
+-- categories of both: the link learner's lessons before any crawl.
+SELECT e.url AS src_url, e.kcid AS src_kcid, el.url, el.anchor, el.context,
+       t.kcid AS dst_kcid
+FROM example_link AS el
+JOIN example AS e ON e.eid = el.eid
+JOIN example AS t ON t.url = el.url
+WHERE e.url IS NOT NULL AND el.url <> e.url
+ORDER BY e.url, el.url, t.kcid;
+
+-- example_kcids --
+SELECT url, kcid FROM example WHERE url IS NOT NULL ORDER BY url, kcid;
+
+-- crawl_link_examples --
+-- Every link between two scored pages, as queue_link_examples makes them (for training
+-- the learner afresh after the good marks changed).
+SELECT l.anchor, l.context, doc_url(t.https, ts.host, t.path) AS url, sf.cid AS src_cid,
+       exp(greatest(src.relevance, -700)) AS src_relevance,
+       exp(greatest(t.relevance, -700)) AS label
+FROM link AS l
+JOIN doc AS t ON t.oid = l.oid_dst
+JOIN doc_fetch AS tf ON tf.oid = t.oid
+JOIN site AS ts ON ts.sid = t.sid
+JOIN doc_fetch AS sf ON sf.oid = l.oid_src
+JOIN doc AS src ON src.oid = l.oid_src
+WHERE l.oid_src <> l.oid_dst AND t.state = 2 AND tf.model_id IS NOT NULL
+  AND tf.cid IS NOT NULL AND sf.model_id IS NOT NULL AND sf.cid IS NOT NULL;
+
+-- frontier_in_links --
+-- Every link from a scored page to an unvisited URL, for estimating the frontier
+-- afresh (classify rescore).
+SELECT l.oid_dst, l.anchor, l.context, s.host, d.path, sf.cid AS src_cid,
+       exp(greatest(src.relevance, -700)) AS src_relevance
+FROM link AS l
+JOIN doc AS d ON d.oid = l.oid_dst
+JOIN site AS s ON s.sid = d.sid
+JOIN doc_fetch AS sf ON sf.oid = l.oid_src
+JOIN doc AS src ON src.oid = l.oid_src
+WHERE d.state IN (0, 4) AND d.priority > -32768 AND sf.model_id IS NOT NULL;
+
+-- save_link_model --
+INSERT INTO model (kind, taxonomy_digest, examples, params, weights)
+VALUES ('link', %(digest)s, %(examples)s, %(params)s, %(weights)s)
+RETURNING model_id;
+
+-- newest_link_model --
+SELECT model_id, taxonomy_digest, examples, params, weights
+FROM model WHERE kind = 'link' ORDER BY model_id DESC LIMIT 1;
+
+-- prune_link_models --
+-- Link model versions older than the newest %(keep)s keep their row (estimates name
+-- them) but not their weights.
+UPDATE model SET weights = ''::bytea
+WHERE kind = 'link' AND length(weights) > 0
+  AND model_id < (SELECT min(model_id) FROM (
+        SELECT model_id FROM model WHERE kind = 'link' ORDER BY model_id DESC LIMIT %(keep)s
+      ) AS newest);
+
+-- insert_example_links --
+INSERT INTO example_link (eid, url, anchor, context)
+SELECT * FROM unnest(%(eids)s::bigint[], %(urls)s::text[], %(anchors)s::text[],
+                     %(contexts)s::text[])
+ON CONFLICT (eid, url) DO NOTHING;
+
+-- lock_link_learner --
+-- One classifier learns at a time; the others go on scoring (released at commit).
+SELECT pg_try_advisory_xact_lock(hashtext('focuscrawl.link_learner')) AS locked;
