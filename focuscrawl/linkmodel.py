@@ -215,9 +215,7 @@ class LinkModel:
             )
 
 
-def max_by_target(
-    targets: Iterable[int], values: Iterable[float]
-) -> tuple[list[int], list[float]]:
+def max_by_target(targets: Iterable[int], values: Iterable[float]) -> tuple[list[int], list[float]]:
     """The highest value for each target (a URL's estimate from several in-links)."""
     best: dict[int, float] = {}
     for target, value in zip(targets, values, strict=True):

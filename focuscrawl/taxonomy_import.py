@@ -210,16 +210,20 @@ def store_import(engine: Engine, data: TaxonomyImport, replace: bool = False) ->
                 "goods": [1 if n.good else 0 for n in nodes],
             },
         )
-        eids = execute(
-            connection,
-            queries["insert_examples"],
-            {
-                "kcids": [e.kcid for e in data.examples],
-                "urls": [e.url for e in data.examples],
-                "titles": [e.title for e in data.examples],
-                "texts": [e.text for e in data.examples],
-            },
-        ).scalars().all()
+        eids = (
+            execute(
+                connection,
+                queries["insert_examples"],
+                {
+                    "kcids": [e.kcid for e in data.examples],
+                    "urls": [e.url for e in data.examples],
+                    "titles": [e.title for e in data.examples],
+                    "texts": [e.text for e in data.examples],
+                },
+            )
+            .scalars()
+            .all()
+        )
         eids = sorted(eids)  # identity values follow the order given
         # a document's links once, under its first example row
         linked: set[str | None] = set()

@@ -79,7 +79,7 @@ JOIN doc AS src ON src.oid = l.oid_src
 WHERE l.oid_src <> l.oid_dst AND sf.model_id IS NOT NULL AND sf.cid IS NOT NULL;
 
 -- queued_link_examples --
-SELECT count(*) AS queued FROM link_example;
+SELECT count(*) AS queued, count(*) FILTER (WHERE label > 0.5) AS relevant FROM link_example;
 
 -- take_link_examples --
 -- The learner takes every queued example (in the transaction that stores the version

@@ -42,7 +42,9 @@ ON CONFLICT (host) DO NOTHING;
 -- relevance, is the depth: among equal estimates the URLs nearest the seeds go first.
 -- (oid and bytehash come computed by the crawler, as focuscrawl.urls and url_oid agree;
 -- doc keeps the URL's path, site its host.) One row per URL, the best of its links in
--- the batch, in key order, so that concurrent stores lock rows in one order.
+-- the batch, in key order, so that concurrent stores lock rows in one order; URLs
+-- already fetched, failed or excluded are left out first, since ON CONFLICT DO UPDATE
+-- locks the row it meets even when it changes nothing (a classifier holds fetched ones).
 INSERT INTO doc AS d (oid, https, path, sid, bytehash, relevance, priority, depth, state,
                       estimated_by)
 SELECT DISTINCT ON (l.oid_dst)
@@ -52,6 +54,7 @@ SELECT DISTINCT ON (l.oid_dst)
 FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
 JOIN site AS s ON s.host = l.host
+WHERE NOT EXISTS (SELECT FROM doc AS k WHERE k.oid = l.oid_dst AND k.state IN (1, 2, 3, 5))
 ORDER BY l.oid_dst, l.estimate DESC NULLS LAST, r.depth
 ON CONFLICT (oid) DO UPDATE
     SET relevance = EXCLUDED.relevance, estimated_by = EXCLUDED.estimated_by

@@ -191,28 +191,36 @@ class LinkLearner:
     def __init__(self) -> None:
         self.versions = 0  # stored by this process
 
-    def learn(self, connection: Connection, tree: Tree) -> LinkModel | None:
+    def learn(self, connection: Connection, tree: Tree, parent: bool = True) -> LinkModel | None:
         """Learn from the queued examples when enough are queued and no other classifier
-        is learning; the new version, or None. Runs in the caller's transaction."""
+        is learning; the new version, or None. Runs in the caller's transaction. With no
+        version yet (no links between examples), the first is learned from the queue
+        (``parent``: whether the parent's relevance is a feature)."""
         newest = newest_link_model(connection)
-        if newest is None:
+        learned = 0 if newest is None else int(newest.params.get("learned", 0))
+        queue = execute(connection, queries["queued_link_examples"]).one()
+        if queue.queued < max(RETRAIN_MIN, RETRAIN_SHARE * learned):
             return None
-        learned = int(newest.params.get("learned", 0))
-        queued = int(execute(connection, queries["queued_link_examples"]).scalar_one())
-        if queued < max(RETRAIN_MIN, RETRAIN_SHARE * learned):
-            return None
+        if newest is None and not queue.relevant:
+            return None  # a first version needs something relevant to learn from
         if not execute(connection, queries["lock_link_learner"]).scalar_one():
             return None
         examples = [
             Example(_parts(r), float(r.label))
             for r in execute(connection, queries["take_link_examples"])
         ]
-        if not examples:
-            return None
-        learner = _Sgd(newest, float(newest.params.get("steps", 0.0)))
-        learner.partial_fit(examples, newest.parent, seed=newest.model_id)
-        classes = newest.params.get("classes", [])
-        model = learner.model(newest.parent, classes)
-        extra = {"bootstrap": newest.params.get("bootstrap", 0), "previous": newest.model_id}
+        if newest is None:
+            learner = _Sgd()
+            for epoch in range(BOOTSTRAP_EPOCHS):
+                learner.partial_fit(examples, parent, seed=epoch)
+            classes = [k for k in tree.nodes if k != 0]
+            extra: dict[str, Any] = {"bootstrap": 0, "previous": None}
+        else:
+            learner = _Sgd(newest, float(newest.params.get("steps", 0.0)))
+            parent = newest.parent
+            learner.partial_fit(examples, parent, seed=newest.model_id)
+            classes = newest.params.get("classes", [])
+            extra = {"bootstrap": newest.params.get("bootstrap", 0), "previous": newest.model_id}
+        model = learner.model(parent, classes)
         self.versions += 1
         return _save(connection, model, tree, learned + len(examples), extra)

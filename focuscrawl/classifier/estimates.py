@@ -44,7 +44,9 @@ LINK_ESTIMATES = ("soft", "apprentice")
 
 def check_estimate(name: str) -> str:
     if name not in ESTIMATES:
-        raise ConfigError(f"unknown frontier estimate {name!r}; choose among {', '.join(ESTIMATES)}")
+        raise ConfigError(
+            f"unknown frontier estimate {name!r}; choose among {', '.join(ESTIMATES)}"
+        )
     return name
 
 

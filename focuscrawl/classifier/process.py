@@ -187,13 +187,14 @@ class Classifier:
                 self._link_model,
             )
             self.after_pass(connection, parents)
-            learning = self.estimate in LINK_ESTIMATES and self._link_model is not None
+            learning = self.estimate in LINK_ESTIMATES
             if learning:
                 scored = [oid for oid, cid in zip(oids, cids, strict=True) if cid is not None]
                 execute(connection, queries["queue_link_examples"], {"oids": scored})
         if learning:
             with self.engine.begin() as connection:
-                if self.learner.learn(connection, tree) is not None:
+                parent = self.estimate != "apprentice"
+                if self.learner.learn(connection, tree, parent) is not None:
                     self.stats.link_models += 1
         self.stats.scored += len(rows)
         self.stats.batches += 1

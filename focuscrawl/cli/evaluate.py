@@ -26,11 +26,64 @@ def parse_strategies(text: str) -> list[Strategy]:
         raise ConfigError(f"--strategies: {exc}; choose among {choices}") from exc
 
 
+def parse_budgets(text: str) -> list[int]:
+    try:
+        budgets = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError as exc:
+        raise ConfigError(f"--budgets: {exc}; give whole multiples of N, e.g. 1,2,5") from exc
+    if not budgets or budgets[0] < 1:
+        raise ConfigError("--budgets: give whole multiples of N of at least 1, e.g. 1,2,5")
+    return budgets
+
+
+def sweep_topics_of(ctx: typer.Context, corpus: str, min_pages: int) -> list[str]:
+    from focuscrawl.evaluation.truth import load_truth, sweep_topics
+
+    directory = corpus_dir(corpus, settings_from(ctx).home_path)
+    found = sweep_topics(load_truth(directory), min_pages)
+    if not found:
+        raise ConfigError(f"--sweep: no topic of {corpus} has {min_pages} pages or more")
+    return found
+
+
 def _harvest(measures: dict[str, Any]) -> str:
     """The harvest, with each seed sample's after the mean when there are several."""
     samples = measures.get("samples", {}).get("harvest", [])
     spread = f" ({' / '.join(f'{h:.3f}' for h in samples)})" if len(samples) > 1 else ""
     return f"{measures['harvest']:.3f}{spread}"
+
+
+def sweep_table(result: dict[str, Any]) -> str:
+    """A sweep in Markdown: harvest per topic and strategy, then the summary lines."""
+    from focuscrawl.evaluation.experiment import sweep_summary
+
+    topics = result["topics"]
+    names = list(topics[0]["strategies"]) if topics else []
+    lines = [
+        "| topic (N) | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for topic in topics:
+        cells = [f"{topic['strategies'][n]['harvest']:.3f}" for n in names]
+        lines.append(
+            f"| {topic['topic']} ({topic['relevant_pages']}) | " + " | ".join(cells) + " |"
+        )
+    summary = sweep_summary(result)
+    result["summary"] = summary
+    lines.append("")
+    for name, entry in summary.items():
+        parts = [f"{name}: mean harvest {entry['mean_harvest']:.3f}"]
+        if "wins" in entry:
+            parts.append(f"beats bfs by 0.02 on {entry['wins']}/{entry['topics']} topics")
+        if "mean_ratio_to_bfs" in entry:
+            parts.append(
+                f"mean ratio to bfs {entry['mean_ratio_to_bfs']:.2f} "
+                f"(ratio of means {entry['ratio_of_means_to_bfs']:.2f})"
+            )
+        if "mean_ratio_to_oracle" in entry:
+            parts.append(f"to the oracle {entry['mean_ratio_to_oracle']:.2f}")
+        lines.append("; ".join(parts))
+    return "\n".join(lines)
 
 
 def summary_table(result: dict[str, Any]) -> str:
@@ -80,13 +133,32 @@ def eval_command(
         typer.Option("--topic", "-t", help=f"Good category; repeat for several [{DEFAULT_TOPIC}]."),
     ] = None,
     strategies: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated: bfs, unfocused, soft, hard, soft-1999 (the parent's "
+            "relevance alone), apprentice (the link learner without it), anchor (the page "
+            "classifier on anchor text), page+anchor; and yardsticks reading the ground "
+            "truth: soft-perfect (a perfect page classifier), oracle (every link target's "
+            "label known before fetching). [bfs,unfocused,soft,hard; a sweep: bfs,soft,oracle]",
+            show_default=False,
+        ),
+    ] = None,
+    sweep: Annotated[
+        bool,
+        typer.Option(
+            "--sweep",
+            help="Every second-level topic with at least --min-pages pages (Wikispeedia: 46), "
+            "3 seed samples unless --samples; crawl databases are dropped as it goes.",
+        ),
+    ] = False,
+    min_pages: Annotated[int, typer.Option(help="--sweep: smallest topic swept.")] = 30,
+    budgets: Annotated[
         str,
         typer.Option(
-            help="Comma-separated: bfs, unfocused, soft, hard; and yardsticks reading the "
-            "ground truth: soft-perfect (a perfect page classifier), oracle (every link "
-            "target's label known before fetching)."
+            help="Report recall after each of these multiples of N pages (crawls "
+            "run to the largest), e.g. 1,2,5."
         ),
-    ] = "bfs,unfocused,soft,hard",
+    ] = "1",
     corpus: Annotated[str, typer.Option(help="Corpus with ground truth.")] = "wikispeedia",
     pages: Annotated[
         int | None,
@@ -97,8 +169,12 @@ def eval_command(
     seeds: Annotated[int, typer.Option(help="Relevant seed pages per crawl.")] = 10,
     seed: Annotated[int, typer.Option(help="Random seed of the seed and training samples.")] = 1,
     samples: Annotated[
-        int, typer.Option(help="Seed samples per topic (seeds --seed, --seed + 1, ...), averaged.")
-    ] = 1,
+        int | None,
+        typer.Option(
+            help="Seed samples per topic (seeds --seed, --seed + 1, ...), averaged [1; a sweep 3].",
+            show_default=False,
+        ),
+    ] = None,
     train_fraction: Annotated[float, typer.Option(help="Labelled share used for training.")] = 0.3,
     robustness: Annotated[
         bool, typer.Option("--robustness", help="Also two crawls from disjoint 30% seed samples.")
@@ -108,8 +184,21 @@ def eval_command(
         int, typer.Option(help="soft/hard: pages the crawler may run ahead of the classifier.")
     ] = 4,
     distill_every: Annotated[
-        int, typer.Option(help="soft/hard: distil and boost every this many pages (0: never).")
-    ] = 500,
+        int | None,
+        typer.Option(
+            help="Focused crawls: distil and boost every this many pages (0: never) "
+            "[a quarter of N, at least 25].",
+            show_default=False,
+        ),
+    ] = None,
+    boost: Annotated[
+        bool,
+        typer.Option(
+            "--boost",
+            help="After each distiller run, give the best hubs' unvisited neighbours seed "
+            "rank (as distill run --boost).",
+        ),
+    ] = False,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -126,26 +215,40 @@ def eval_command(
         raise ConfigError("--pages must be at least 1")
     if seeds < 1:
         raise ConfigError("--seeds must be at least 1")
-    if samples < 1:
+    if samples is not None and samples < 1:
         raise ConfigError("--samples must be at least 1")
+    if sweep and topic:
+        raise ConfigError("--sweep chooses the topics itself; leave out --topic")
+    budget_list = parse_budgets(budgets)
+    chosen = parse_strategies(
+        strategies or ("bfs,soft,oracle" if sweep else "bfs,unfocused,soft,hard")
+    )
+    topics = topic or [DEFAULT_TOPIC]
+    if sweep:
+        topics = sweep_topics_of(ctx, corpus, min_pages)
     options = EvalOptions(
-        topics=topic or [DEFAULT_TOPIC],
-        strategies=parse_strategies(strategies),
+        topics=topics,
+        budgets=budget_list,
+        keep_databases=not sweep,
+        strategies=chosen,
         pages=pages,
         seeds=seeds,
         seed=seed,
-        samples=samples,
+        samples=samples or (3 if sweep else 1),
         train_fraction=train_fraction,
         robustness=robustness,
         threads=threads,
         backlog=backlog,
         distill_every=distill_every,
+        boost=boost,
     )
     result = run_evaluation(ctx, corpus, options, ProgressLine(quiet=quiet))
     target = out or settings_from(ctx).home_path / "reports" / "eval.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    typer.echo(summary_table(result))
+    typer.echo(sweep_table(result) if sweep else summary_table(result))
+    if sweep:  # the summary sweep_table adds
+        target.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     for topic_result in result["topics"]:
         if topic_result.get("robustness"):
             r = topic_result["robustness"]

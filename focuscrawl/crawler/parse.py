@@ -127,6 +127,7 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
             break
     title = root.find(".//title")
     page.title = _clean(_text(title))[:1000] if title is not None else ""
+    marked: list[int] = []  # the index in page.links of each marked link
     if not page.nofollow:
         seen: set[str] = set()
         # a refresh (a redirect in markup) is an out-link, first, with no anchor text
@@ -134,7 +135,6 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
         if target is not None:
             seen.add(target)
             page.links.append((target, "", None))
-        marked: list[int] = []  # the index in page.links of each marked link
         for element in root.iter("a", "area", "frame", "iframe"):
             attribute = "src" if element.tag in ("frame", "iframe") else "href"
             target = absolute_url(base, element.get(attribute) or "")

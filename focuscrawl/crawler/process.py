@@ -200,7 +200,8 @@ class Crawler:
                 if room:
                     if self.between_rounds is not None:
                         self.between_rounds(self.stats.fetched)
-                    room = min(batch, self.config.max_backlog or batch)
+                    focused = self.config.mode.focused and self.config.max_backlog
+                    room = min(batch, self.config.max_backlog or batch) if focused else batch
             else:
                 room = self._room_behind_classifier(queued)
             if queued < batch and room:

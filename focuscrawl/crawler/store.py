@@ -231,9 +231,7 @@ class Store:
             cursor.execute(queries["lock_pages"])
             if with_links:
                 cursor.execute(queries["store_link_sites"])
-                cursor.execute(
-                    queries["store_link_docs"], {"link_model": self.estimates.model_id}
-                )
+                cursor.execute(queries["store_link_docs"], {"link_model": self.estimates.model_id})
             cursor.execute(queries["forget_links"])
             if with_links:
                 cursor.execute(queries["store_links"])

@@ -43,7 +43,14 @@ from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import GroundTruth, load_truth
 from focuscrawl.taxonomy_import import TaxonomyImport, from_corpus
 
-__all__ = ["REFERENCE", "EvalOptions", "Progress", "distill_interval", "evaluate"]
+__all__ = [
+    "REFERENCE",
+    "EvalOptions",
+    "Progress",
+    "distill_interval",
+    "evaluate",
+    "sweep_summary",
+]
 
 #: Harvest among the first N pages (N = the topic's size) that the brief gives for
 #: Wikispeedia, subject.Science.Biology, 10 relevant seeds; not measured here.
@@ -73,6 +80,8 @@ class EvalOptions:
     backlog: int = 4
     #: focused crawls distil every this many pages; None: a quarter of the budget N
     distill_every: int | None = None
+    #: after each distiller run, give the best hubs' unvisited neighbours seed rank
+    boost: bool = False
     samples: int = 1  # seed samples per topic (seeded seed, seed + 1, ...); measures averaged
     database_prefix: str | None = None  # None: <configured name>_eval
     #: recall is reported after budget x N pages for each budget; crawls go to the largest
@@ -166,7 +175,7 @@ def _plan(
     budget = pages * max(options.budgets)
     return CrawlPlan(
         strategy, topic, seeds, budget, proxy, options.threads, options.backlog,
-        distill_interval(options.distill_every, pages),
+        distill_interval(options.distill_every, pages), options.boost,
     )  # fmt: skip
 
 
@@ -325,3 +334,39 @@ def _robustness(
         "harvest": [_share([u in relevant for u in t.urls[:pages]]) for t in traces],
     }
     return result
+
+
+def sweep_summary(
+    result: dict[str, Any], baseline: str = "bfs", margin: float = 0.02
+) -> dict[str, Any]:
+    """Each strategy over all topics: its mean harvest, the topics where it beats the
+    baseline by at least ``margin``, the mean of its per-topic ratio to the baseline and
+    to the oracle, and the ratio of mean harvests."""
+    topics = result["topics"]
+    names = list(topics[0]["strategies"]) if topics else []
+
+    def harvest(topic: dict[str, Any], name: str) -> float:
+        return float(topic["strategies"][name]["harvest"])
+
+    summary: dict[str, Any] = {}
+    for name in names:
+        values = [harvest(t, name) for t in topics]
+        entry: dict[str, Any] = {"mean_harvest": round(sum(values) / len(values), 3)}
+        for other, label in ((baseline, "bfs"), ("oracle", "oracle")):
+            if other not in names or other == name:
+                continue
+            ratios = [harvest(t, name) / max(harvest(t, other), 1e-9) for t in topics]
+            entry[f"mean_ratio_to_{label}"] = round(sum(ratios) / len(ratios), 3)
+            base = sum(harvest(t, other) for t in topics)
+            entry[f"ratio_of_means_to_{label}"] = round(sum(values) / max(base, 1e-9), 3)
+            if other == baseline:
+                wins = [
+                    t["topic"] for t in topics if harvest(t, name) >= harvest(t, other) + margin
+                ]
+                entry["wins"] = len(wins)
+                entry["losses"] = [
+                    t["topic"] for t in topics if harvest(t, name) < harvest(t, other)
+                ]
+        entry["topics"] = len(topics)
+        summary[name] = entry
+    return summary

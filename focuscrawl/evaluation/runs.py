@@ -45,8 +45,10 @@ class CrawlPlan:
     #: URLs claimed a round: each round is fetched, stored and scored before the next
     #: claim (CrawlConfig.lockstep), so a crawl repeats exactly for its seeds
     backlog: int = 4
-    #: focused: distil and boost the best hubs' neighbours every this many pages (0: never)
+    #: focused: distil (weighted HITS) every this many pages (0: never)
     distill_every: int = 500
+    #: ... and give the best hubs' unvisited neighbours seed rank after each run
+    boost: bool = False
 
     @property
     def mode(self) -> Mode:
@@ -89,8 +91,6 @@ def prepare_database(
 def prepare_strategy(engine: Engine, strategy: Strategy) -> None:
     """The frontier estimate of ``strategy`` in a prepared database (and, for the link
     learner without the parent's relevance, its own first version)."""
-    if strategy.estimate is None:
-        return
     with engine.begin() as connection:
         params = {"name": "estimate", "value": strategy.estimate}
         execute(connection, queries["set_crawl_setting"], params)
@@ -114,7 +114,9 @@ def run_crawl(
     config = CrawlConfig(
         mode=plan.mode,
         threads=plan.threads,
-        batch_per_thread=2,
+        # a focused round is plan.backlog URLs; the baselines' order ignores estimates,
+        # and bigger rounds fetch them in the very same order
+        batch_per_thread=2 if focused else 8,
         max_pages=plan.pages,
         host_delay=0.0,
         idle_exit_seconds=3.0,
@@ -139,7 +141,8 @@ def run_crawl(
             progress(fetched)
         if focused and plan.distill_every and fetched >= distills[1]:
             run_hits(engine)
-            boost(engine)
+            if plan.boost:
+                boost(engine)
             distills[0] += 1
             distills[1] += plan.distill_every
 

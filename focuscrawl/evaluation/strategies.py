@@ -36,14 +36,14 @@ class Strategy(StrEnum):
         return Mode.SOFT
 
     @property
-    def estimate(self) -> str | None:
-        """The frontier estimate (crawl_setting) the strategy crawls with."""
-        if self in (Strategy.BFS, Strategy.UNFOCUSED):
-            return None
+    def estimate(self) -> str:
+        """The frontier estimate (crawl_setting) the strategy crawls with. The baselines'
+        order ignores estimates: the classifier, which scores their pages for the
+        measures, passes the cheapest on (1999's, in SQL) and trains no link learner."""
+        if self in (Strategy.BFS, Strategy.UNFOCUSED, Strategy.SOFT_1999):
+            return "soft-1999"
         if self in (Strategy.APPRENTICE, Strategy.ANCHOR, Strategy.PAGE_ANCHOR):
             return self.value
-        if self is Strategy.SOFT_1999:
-            return "soft-1999"
         return "soft"
 
     @property

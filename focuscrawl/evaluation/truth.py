@@ -10,7 +10,7 @@ from pathlib import Path
 from focuscrawl.errors import CorpusError
 from focuscrawl.webbox import load_corpus
 
-__all__ = ["GroundTruth", "load_truth", "under"]
+__all__ = ["GroundTruth", "load_truth", "sweep_topics", "under"]
 
 
 def under(category: str, topic: str) -> bool:
@@ -34,6 +34,16 @@ class GroundTruth:
         if count > len(relevant):
             raise CorpusError(f"asked for {count} seeds, but {topic} has {len(relevant)} pages")
         return random.Random(seed).sample(relevant, count)
+
+
+def sweep_topics(truth: GroundTruth, min_pages: int = 30) -> list[str]:
+    """The second-level topics (``top.first.second``: Wikispeedia's ``subject.Science.
+    Biology``) with at least ``min_pages`` relevant pages, in name order."""
+    pages: dict[str, int] = defaultdict(int)
+    for categories in truth.labels.values():
+        for topic in {".".join(c.split(".")[:3]) for c in categories if c.count(".") >= 2}:
+            pages[topic] += 1
+    return sorted(t for t, n in pages.items() if n >= min_pages)
 
 
 def load_truth(directory: Path) -> GroundTruth:

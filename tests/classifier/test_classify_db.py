@@ -77,7 +77,7 @@ def test_scores_are_written_and_passed_to_out_links(
     trained: sa.Engine, topic_web: WebBoxThread
 ) -> None:
     engine = trained
-    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=12, threads=2)
+    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT_1999, max_pages=12, threads=2)
     stats = Classifier(engine, batch=5).run(once=True)
     fetched = _rows(
         engine,
@@ -108,7 +108,7 @@ def test_rescore_follows_new_marks_without_retraining(
     trained: sa.Engine, topic_web: WebBoxThread
 ) -> None:
     engine = trained
-    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=15, threads=2)
+    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT_1999, max_pages=15, threads=2)
     Classifier(engine).run(once=True)
     before = dict(_rows(engine, "SELECT oid, relevance FROM doc WHERE state = 2"))
     set_good(engine, ["topics.sports"], False)

@@ -27,7 +27,8 @@ def _claim(engine: sa.Engine) -> Claim:
 
 
 def _fetched(claim: Claim, links: list[tuple[str, str | None]], status: int = 200) -> Outcome:
-    return Outcome(claim, DocState.FETCHED, status, content_type="text/html", links=links)
+    out = [(url, anchor, None if anchor is None else f"before | {anchor}") for url, anchor in links]
+    return Outcome(claim, DocState.FETCHED, status, content_type="text/html", links=out)
 
 
 def _links(engine: sa.Engine) -> list[tuple[str, str | None, bool]]:
@@ -35,7 +36,9 @@ def _links(engine: sa.Engine) -> list[tuple[str, str | None, bool]]:
     with engine.connect() as connection:
         rows = connection.exec_driver_sql(
             """
-            SELECT d.url, l.anchor, l.sid_src = p.sid AND l.sid_dst = d.sid
+            SELECT d.url, l.anchor,
+                   l.sid_src = p.sid AND l.sid_dst = d.sid
+                   AND l.context IS NOT DISTINCT FROM 'before | ' || l.anchor
             FROM link AS l JOIN doc AS p ON p.oid = l.oid_src JOIN doc AS d ON d.oid = l.oid_dst
             ORDER BY d.url
             """

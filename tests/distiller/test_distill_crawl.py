@@ -37,10 +37,10 @@ def test_hubs_authorities_and_boost_on_wikispeedia(
     train_model(engine)
     relevant = sorted({u for u, c in read_labels(directory) if c.startswith(TOPIC)})
     seeds = random.Random(1).sample(relevant, 10)
-    crawl(engine, wikispeedia_web.proxy, seeds, mode=Mode.SOFT, max_pages=60, threads=4)
+    crawl(engine, wikispeedia_web.proxy, seeds, mode=Mode.SOFT_1999, max_pages=60, threads=4)
     for _ in range(4):
         Classifier(engine).run(once=True)
-        crawl(engine, wikispeedia_web.proxy, [], mode=Mode.SOFT, max_pages=60, threads=4)
+        crawl(engine, wikispeedia_web.proxy, [], mode=Mode.SOFT_1999, max_pages=60, threads=4)
     Classifier(engine).run(once=True)
 
     result = run_hits(engine)

@@ -23,12 +23,14 @@ def test_links_from_a_area_and_frames_resolve_against_base_href() -> None:
         BASE,
     )
     assert page.title == "The Title"
-    assert page.links == [
+    assert [link[:2] for link in page.links] == [
         ("http://b.example/x/one.html", "One bold"),
         ("http://b.example/two", "Two"),
         ("http://b.example/x/three", ""),
         ("http://c.example/four", ""),
     ]
+    # frames have no place in the text, so no context
+    assert [link[2] is None for link in page.links] == [False, False, True, True]
 
 
 def test_visible_text_leaves_out_scripts_styles_and_comments() -> None:
@@ -49,7 +51,37 @@ def test_meta_robots_and_rel_nofollow_and_canonical() -> None:
     assert page.noindex and page.nofollow and page.links == []
     assert page.canonical == "http://a.example/canon"
     polite = parse_html(b'<a rel="nofollow" href="/no">no</a><a href="/yes">yes</a>', BASE)
-    assert polite.links == [("http://a.example/yes", "yes")]
+    assert [link[:2] for link in polite.links] == [("http://a.example/yes", "yes")]
+
+
+def test_a_links_context_is_the_words_either_side_in_document_order() -> None:
+    page = parse_html(
+        b"<html><body><p>w1 w2 one two three four <a href='/a'>Alpha <b>beta</b></a>"
+        b" five, six 7 seven eight</p><p>nine <a href='/b'>gamma</a></p></body></html>",
+        BASE,
+    )
+    contexts = {url: context for url, _, context in page.links}
+    # three words before and after, digits and one-letter runs are not words; the
+    # words of a nested tag are the anchor's; paragraphs do not stop the context
+    assert contexts["http://a.example/a"] == "two three four | five six seven"
+    assert contexts["http://a.example/b"] == "seven eight nine | "
+    assert page.text == "w1 w2 one two three four Alpha beta five, six 7 seven eight nine gamma"
+
+
+def test_link_contexts_survive_malformed_and_invisible_markup() -> None:
+    page = parse_html(
+        b"<p>start <a href='/x'>x <i>open <a href='/y'>y</a> tail</p><noscript>"
+        b"<a href='/hidden'>hidden</a></noscript><a href=/area-less>z</a> end "
+        b"<map><area href='/area' alt='Area'></map> after",
+        BASE,
+    )
+    contexts = {url: context for url, _, context in page.links}
+    assert contexts["http://a.example/hidden"] is None  # its words are not on the page
+    assert contexts["http://a.example/area"] == "open tail end | after"
+    assert contexts["http://a.example/x"].startswith("start | ")
+    marks = [chr(0xF0000), chr(0x100000), chr(0xF0001), chr(0x100001)]
+    assert not any(m in (c or "") + page.text for m in marks for c in contexts.values())
+    assert "hidden" not in page.text
 
 
 @pytest.mark.parametrize(
@@ -66,9 +98,10 @@ def test_meta_robots_and_rel_nofollow_and_canonical() -> None:
 def test_a_meta_refresh_is_an_out_link(content: str, links: list[str]) -> None:
     body = f'<html><head><meta http-equiv="Refresh" content="{content}"></head>'
     page = parse_html((body + '<body><a href="/x">x</a></body>').encode(), BASE)
-    assert [url for url, _ in page.links] == links
+    assert [url for url, _, _ in page.links] == links
     # a URL both refreshed to and linked is kept once, as the refresh (no anchor text)
-    assert dict(page.links)["http://a.example/x"] == ("" if content == "0; url=/x" else "x")
+    anchors = {url: anchor for url, anchor, _ in page.links}
+    assert anchors["http://a.example/x"] == ("" if content == "0; url=/x" else "x")
     nofollow = parse_html(
         (body + '<meta name="robots" content="nofollow"><a href="/x">x</a>').encode(), BASE
     )

@@ -1,0 +1,135 @@
+"""The link learner against a real database and the web-in-a-box: its first version
+from the links between examples, online versions from the crawl, estimates at check-in
+and when parents are scored, each recording its version."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from focuscrawl.classifier import train_model
+from focuscrawl.classifier.apprentice import newest_link_model
+from focuscrawl.crawler.config import Mode
+from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
+from focuscrawl.evaluation.strategies import Strategy
+from focuscrawl.evaluation.truth import GroundTruth
+from focuscrawl.linkmodel import LinkParts
+from focuscrawl.taxonomy import set_good
+from focuscrawl.taxonomy_import import from_corpus, from_directory, store_import
+from focuscrawl.urls import split_url
+from focuscrawl.webbox import WebBox, WebBoxThread
+from focuscrawl.webbox.corpus import StaticCorpus, read_meta
+from tests.classifier.topics import LEAVES, PAGES_PER_LEAF, page_url, write_corpus, write_tree_dir
+from tests.crawler.conftest import crawl
+
+SEEDS = [page_url("topics.sports.cycling", i) for i in (1, 2)]
+TRUTH = GroundTruth({page_url(leaf, i): (leaf,) for leaf in LEAVES for i in range(PAGES_PER_LEAF)})
+
+
+@pytest.fixture(scope="module")
+def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_corpus(tmp_path_factory.mktemp("topics"))
+
+
+@pytest.fixture(scope="module")
+def topic_web(corpus_dir: Path) -> Iterator[WebBoxThread]:
+    corpus = StaticCorpus.load(corpus_dir, read_meta(corpus_dir))
+    with WebBoxThread(WebBox(corpus, faults=False)) as running:
+        yield running
+
+
+def _rows(engine: sa.Engine, statement: str) -> list[sa.Row[tuple[object, ...]]]:
+    with engine.connect() as connection:
+        return list(connection.exec_driver_sql(statement).all())
+
+
+def _link_model(engine: sa.Engine) -> object:
+    with engine.connect() as connection:
+        model = newest_link_model(connection)
+    assert model is not None
+    return model
+
+
+def _ranking(model: object) -> float:
+    """How often the model puts a link into sports above one into science (an AUC),
+    for links whose source is not scored yet: what the words and URL say alone."""
+
+    def estimate(leaf: str, i: int) -> float:
+        _, host, path = split_url(page_url(leaf, i))
+        return float(model.estimates([LinkParts("more", None, host, path)])[0])  # type: ignore[attr-defined]
+
+    good = [estimate(leaf, i) for leaf in LEAVES if ".sports." in leaf for i in range(10)]
+    bad = [estimate(leaf, i) for leaf in LEAVES if ".science." in leaf for i in range(10)]
+    return float(np.mean([g > b for g in good for b in bad]))
+
+
+def test_the_first_version_comes_from_the_links_between_examples(
+    engine: sa.Engine, corpus_dir: Path
+) -> None:
+    data = from_corpus(corpus_dir, 0.5, seed=1)
+    assert any(example.links for example in data.examples)
+    store_import(engine, data)
+    set_good(engine, ["topics.sports"], True)
+    train_model(engine)
+    versions = _rows(engine, "SELECT examples, params->>'bootstrap' FROM model WHERE kind = 'link'")
+    assert len(versions) == 1 and versions[0][0] == int(str(versions[0][1])) > 50
+    assert _ranking(_link_model(engine)) > 0.9
+
+
+def test_the_link_learner_learns_online_and_estimates_record_their_version(
+    engine: sa.Engine, topic_web: WebBoxThread, tmp_path: Path
+) -> None:
+    # examples as text files: no links between them, so no version before the crawl
+    store_import(engine, from_directory(write_tree_dir(tmp_path / "tree")))
+    set_good(engine, ["topics.sports"], True)
+    train_model(engine)
+    assert _rows(engine, "SELECT count(*) FROM model WHERE kind = 'link'")[0][0] == 0
+    prepare_strategy(engine, Strategy.SOFT)
+    plan = CrawlPlan(Strategy.SOFT, "topics.sports", SEEDS, 110, topic_web.proxy, 2, 4, 0)
+    trace = run_crawl(engine, plan, TRUTH)
+    assert len(trace.urls) == 110
+    versions = _rows(
+        engine, "SELECT model_id, examples FROM model WHERE kind = 'link' ORDER BY model_id"
+    )
+    assert len(versions) >= 2  # the first from the crawl's links, then online updates
+    assert [v.examples for v in versions] == sorted({v.examples for v in versions})
+    assert _ranking(_link_model(engine)) > 0.9
+    ids = {v.model_id for v in versions}
+    recorded = {r[0] for r in _rows(engine, "SELECT DISTINCT estimated_by FROM doc WHERE state = 0")}
+    assert recorded - {0} and recorded - {0} <= ids
+    # the learned examples left the queue
+    assert _rows(engine, "SELECT count(*) FROM link_example")[0][0] < 100 + 0.01 * versions[-1].examples
+    # and the crawl kept to the topic: 60 of the 120 pages are on it
+    relevant = TRUTH.relevant("topics.sports")
+    assert sum(url in relevant for url in trace.urls[:60]) / 60 > 0.7
+
+
+def test_out_links_are_estimated_at_check_in_and_only_rise(
+    engine: sa.Engine, corpus_dir: Path, topic_web: WebBoxThread
+) -> None:
+    store_import(engine, from_corpus(corpus_dir, 0.5, seed=1))
+    set_good(engine, ["topics.sports"], True)
+    train_model(engine)
+    model = _link_model(engine)
+    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=2, threads=1)
+    rows = _rows(
+        engine,
+        """
+        SELECT d.oid, d.relevance, d.estimated_by, s.host, d.path, l.anchor, l.context
+        FROM doc d JOIN site s USING (sid) JOIN link l ON l.oid_dst = d.oid
+        WHERE d.state = 0 AND d.priority > -32768
+        """,
+    )
+    assert rows
+    best: dict[int, float] = {}
+    for r in rows:
+        value = float(model.estimates([LinkParts(r.anchor, r.context, r.host, r.path)])[0])  # type: ignore[attr-defined]
+        best[r.oid] = max(best.get(r.oid, -math.inf), value)
+    for r in rows:
+        assert math.isclose(r.relevance, best[r.oid], rel_tol=1e-6)
+        assert r.estimated_by == model.model_id  # type: ignore[attr-defined]

@@ -1,0 +1,89 @@
+"""The link learner's features and its estimate formula (focuscrawl.linkmodel)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from focuscrawl.linkmodel import (
+    FEATURE_BITS,
+    RELEVANCE_BUCKETS,
+    LinkModel,
+    LinkParts,
+    _hash,
+    context_text,
+    features_of,
+    log_sigmoid,
+    max_by_target,
+)
+
+
+def _ids(*names: str) -> set[int]:
+    return {_hash(n) for n in names}
+
+
+def test_features_tag_context_words_with_their_offset() -> None:
+    parts = LinkParts(
+        "Sodium chloride",
+        context_text(["far", "common", "salt"], ["is", "an", "ionic", "compound"]),
+        "site-13.wiki.example",
+        "/wiki/Sodium_chloride%C3%A9",
+    )
+    features = set(features_of(parts).tolist())
+    expected = _ids(
+        "a:sodium", "a:chloride",
+        "c-1:salt", "c-2:common", "c-3:far",  # nearest first
+        "c+1:is", "c+2:an", "c+3:ionic",  # the fourth word is beyond CONTEXT_WORDS
+        "h:site-13.wiki.example", "u:wiki", "u:sodium", "u:chlorideé",
+    )  # fmt: skip
+    assert features == expected
+    # a scored source adds its best leaf and its relevance bucket (the parent's R)
+    scored = LinkParts(parts.anchor, parts.context, parts.host, parts.path, 7, 0.6)
+    assert set(features_of(scored).tolist()) == expected | _ids("s:7", "r:2")
+    assert set(features_of(scored, parent=False).tolist()) == expected | _ids("s:7")
+
+
+def test_a_link_without_words_still_has_its_url() -> None:
+    parts = LinkParts(None, None, "h.example", "/")
+    assert set(features_of(parts).tolist()) == _ids("h:h.example")
+    assert all(0 <= f < 2**FEATURE_BITS for f in features_of(parts))
+
+
+def test_the_estimate_is_the_log_sigmoid_of_the_summed_weights() -> None:
+    weights = np.zeros(2**FEATURE_BITS, dtype=np.float32)
+    weights[_hash("a:gene")] = 2.0
+    weights[_hash("h:bio.example")] = 0.5
+    for bucket, w in enumerate([-3.0, -1.0, 0.5, 1.5]):
+        weights[_hash(f"r:{bucket}")] = w
+    weights[_hash("s:4")] = -0.25
+    model = LinkModel(weights, bias=-1.0, params={"classes": [4, 5]})
+    scored = LinkParts("gene", None, "bio.example", "/", src_cid=4, src_relevance=0.9)
+    unscored = LinkParts("gene", None, "bio.example", "/")
+    values = model.estimates([scored, unscored])
+    assert math.isclose(values[0], math.log(1 / (1 + math.exp(-(-1.0 + 2.0 + 0.5 + 1.5 - 0.25)))))
+    # unscored: the lowest the parent's terms can add (bucket 0, and class 4 below 0)
+    assert math.isclose(model.floor, -3.0 - 0.25)
+    assert math.isclose(values[1], float(log_sigmoid(np.asarray(-1.0 + 2.5 - 3.25))))
+    # so a check-in estimate never exceeds what any scored parent can give the link
+    for bucket in range(RELEVANCE_BUCKETS):
+        for cid in (4, 5):
+            relevance = (bucket + 0.5) / RELEVANCE_BUCKETS
+            parent = LinkParts("gene", None, "bio.example", "/", cid, relevance)
+            assert model.estimates([parent])[0] >= values[1]
+
+
+def test_a_model_survives_its_bytes() -> None:
+    rng = np.random.default_rng(1)
+    weights = np.zeros(2**FEATURE_BITS, dtype=np.float32)
+    weights[rng.integers(0, 2**FEATURE_BITS, 500)] = rng.normal(size=500)
+    model = LinkModel(weights, 0.3, parent=False, params={"classes": [1]})
+    again = LinkModel.from_bytes(model.to_bytes(), 9, model.params)
+    assert np.array_equal(again.weights, weights) and again.bias == 0.3
+    assert again.parent is False and again.model_id == 9
+    assert len(model.to_bytes()) < 10_000  # the nonzero weights only
+
+
+def test_a_url_keeps_the_best_of_its_in_links() -> None:
+    oids, best = max_by_target([1, 2, 1, 3], [-2.0, -1.0, -0.5, float("nan")])
+    assert dict(zip(oids, best, strict=True)) == {1: -0.5, 2: -1.0}
