@@ -35,9 +35,9 @@ from sklearn.naive_bayes import MultinomialNB
 from focuscrawl.classifier import Classifier, HierarchicalModel
 from focuscrawl.classifier.store import save_model
 from focuscrawl.classifier.tokens import count_terms, document_text, matrix_of, vocabulary_of
+from focuscrawl.corpus import StaticCorpus, read_meta
 from focuscrawl.crawler.parse import parse_html
 from focuscrawl.taxonomy_import import from_corpus, store_import
-from focuscrawl.webbox.corpus import StaticCorpus, read_meta
 
 TEXT_BYTES = 5_000
 

@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 
 from focuscrawl.cli.common import engine_from, settings_from
+from focuscrawl.corpus import corpus_dir
 from focuscrawl.database import execute
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import load_tree
-from focuscrawl.webbox.corpus import corpus_dir
 
 app = typer.Typer(help="The hierarchical classifier.", no_args_is_help=True)
 
@@ -142,7 +142,7 @@ def evaluate(
 ) -> None:
     """Accuracy per level and relevance F1 on labelled pages that were not examples,
     against a flat naive Bayes in the same run."""
-    from focuscrawl.classifier.evaluate import evaluate as evaluate_model
+    from focuscrawl.evaluation.classifier import evaluate as evaluate_model
 
     settings = settings_from(ctx)
     topics = [t.split(",") for t in topic] if topic else None

@@ -18,10 +18,10 @@ import typer
 from focuscrawl.cli.common import settings_from
 from focuscrawl.cli.evaluate import DEFAULT_TOPIC, run_evaluation, summary_table
 from focuscrawl.cli.progress import ProgressLine
+from focuscrawl.corpus import read_meta
 from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.settings import Settings
-from focuscrawl.webbox.corpus import read_meta
 from focuscrawl.webbox.synthetic import SyntheticParams, define_synthetic
 from focuscrawl.webbox.wikispeedia import find_archive, import_wikispeedia
 

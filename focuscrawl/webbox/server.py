@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from focuscrawl.corpus import Corpus
 from focuscrawl.errors import ConfigError, InvalidURL
 from focuscrawl.urls import normalize_url
-from focuscrawl.webbox.corpus import Corpus
 from focuscrawl.webbox.faults import fault_response, fault_robots, is_fault_host
 from focuscrawl.webbox.response import Response, html_page
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from focuscrawl.corpus import Corpus
 from focuscrawl.webbox import WebBox, WebBoxThread, load_corpus
-from focuscrawl.webbox.corpus import Corpus
 
 
 @pytest.fixture(scope="session")

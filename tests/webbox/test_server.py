@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from focuscrawl.corpus import Corpus
 from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.webbox import WebBox, WebBoxThread, iter_log, load_corpus
-from focuscrawl.webbox.corpus import Corpus
 from focuscrawl.webbox.server import check_loopback
 
 from .conftest import write_static_corpus

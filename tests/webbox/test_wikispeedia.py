@@ -10,9 +10,9 @@ import httpx
 import pytest
 from lxml import html as lxml_html
 
+from focuscrawl.corpus import Corpus
 from focuscrawl.urls import host_of, normalize_url
 from focuscrawl.webbox import WebBox, WebBoxThread
-from focuscrawl.webbox.corpus import Corpus
 
 ARTICLES = 4_604
 LINKS = 119_882

@@ -1,4 +1,6 @@
-"""Corpora the web-in-a-box serves, and the on-disk format of a static one.
+"""The corpus format: webs with ground truth, as the web-in-a-box serves them, the
+evaluation measures against them and taxonomies are built from them (each reads this
+module; it reads none of them).
 
 A corpus directory (see docs/corpus-format.md)::
 
