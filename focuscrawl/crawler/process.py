@@ -11,13 +11,12 @@ and returns every URL claimed but not fetched to the frontier untouched.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,11 +24,12 @@ from urllib.parse import urlsplit
 import psycopg2
 from sqlalchemy.engine import Engine
 
-from focuscrawl.crawler.config import CrawlConfig, Mode
-from focuscrawl.crawler.fetch import Fetcher, FetchResult
-from focuscrawl.crawler.parse import absolute_url, parse_html
+from focuscrawl.crawler.config import CrawlConfig
+from focuscrawl.crawler.fetch import Fetcher
+from focuscrawl.crawler.parse import absolute_url
+from focuscrawl.crawler.policy import REDIRECTS, guard, outcome_of, retry_or_fail
 from focuscrawl.crawler.politeness import HostScheduler
-from focuscrawl.crawler.robots import RobotsCache, header_directives
+from focuscrawl.crawler.robots import RobotsCache
 from focuscrawl.crawler.store import Claim, Outcome, Store
 from focuscrawl.database import (
     OUTAGE_RETRY_S,
@@ -47,8 +47,6 @@ log = logging.getLogger("focuscrawl.crawler")
 TAKE_TIMEOUT = 0.2
 RECOVER_EVERY_S = 30.0
 LOCKSTEP_POLL_S = 0.002
-HTML_TYPES = ("text/html", "application/xhtml+xml")
-REDIRECTS = (301, 302, 303, 307, 308)
 #: redirects of a robots.txt followed (RFC 9309: at least five); past them, or to
 #: nowhere, the file counts as unavailable, like a 4xx: everything is allowed
 MAX_ROBOTS_REDIRECTS = 5
@@ -267,7 +265,7 @@ class Crawler:
         give_back = []
         for row in rows:
             self._claims += 1
-            claim = Claim(*row, seq=self._claims)
+            claim = replace(Claim(*row), seq=self._claims)
             if self.scheduler.queued_for(claim.sid) >= cap:
                 give_back.append(claim.oid)  # this host could not be served before the lease ends
             else:
@@ -379,7 +377,7 @@ class Crawler:
         """Fetch one claimed URL. ``previous``, the host this worker fetched from last, is
         released here; the host of this visit is returned for the worker to release with
         its next acquire (None when there is nothing to release)."""
-        reason = None if claim.revisit else self._guard(claim)
+        reason = None if claim.revisit else guard(claim, self.config)
         if reason is not None:
             if previous is not None:
                 self._release(previous)
@@ -405,7 +403,7 @@ class Crawler:
                 elif error == "private_address":
                     self._finish(Outcome(claim, DocState.EXCLUDED, error=error))
                 else:
-                    self._finish(self._retry_or_fail(claim, "robots_unavailable", None))
+                    self._finish(retry_or_fail(claim, "robots_unavailable", None, self.config))
             elif not self.robots.allowed(claim.sid, robots_txt, claim.url):
                 self._finish(Outcome(claim, DocState.EXCLUDED, error="robots"))
             else:
@@ -413,21 +411,11 @@ class Crawler:
                 held.taken = 1
                 if result.retry_after is not None:
                     held.delay = max(held.delay, result.retry_after)
-                self._finish(self._outcome(claim, result))
+                self._finish(outcome_of(claim, result, self.config, self.robots.agent))
         except BaseException:
             self._release(held)
             raise
         return held
-
-    def _guard(self, claim: Claim) -> str | None:
-        """Why a URL must not be fetched at all (spider traps, private addresses), or None."""
-        if claim.depth > self.config.max_depth:
-            return "max_depth"
-        segments = [s for s in urlsplit(claim.url).path.split("/") if s]
-        repeats = max((segments.count(s) for s in set(segments)), default=0)
-        if repeats >= self.config.max_segment_repeats:
-            return "repeated_segments"
-        return None
 
     def _fetch_robots(self, claim: Claim) -> tuple[str | None, float | None, str | None]:
         """Fetch and store the robots.txt of ``claim``'s host: (text, Crawl-delay, None),
@@ -461,60 +449,3 @@ class Crawler:
         }
         self._sql("store_robots", params)
         return text, crawl_delay, None
-
-    def _retry_or_fail(self, claim: Claim, error: str, status: int | None) -> Outcome:
-        final = claim.num_tries + 1 >= self.config.max_tries
-        state = DocState.FAILED if final else DocState.FRONTIER
-        return Outcome(claim, state, http_status=status, error=error)
-
-    def _outcome(self, claim: Claim, result: FetchResult) -> Outcome:
-        status = result.status
-        if result.error is not None:
-            if result.error == "private_address":
-                return Outcome(claim, DocState.EXCLUDED, status, result.error)
-            if result.error == "too_large":
-                media = result.media_type or None
-                return Outcome(claim, DocState.FAILED, status, "too_large", media)
-            return self._retry_or_fail(claim, result.error, status)
-        assert status is not None
-        if status in REDIRECTS and result.location:
-            target = absolute_url(claim.url, result.location)
-            if target is None:
-                return Outcome(claim, DocState.FAILED, status, "bad_redirect")
-            redirect: list[tuple[str, str | None, str | None]] = [(target, None, None)]
-            return Outcome(
-                claim, DocState.FETCHED, status, links=redirect, link_state=self._link_state()
-            )
-        if status == 304:  # a revisit found the page unchanged
-            return Outcome(claim, DocState.FETCHED, status)
-        if status == 429 or status >= 500:
-            return self._retry_or_fail(claim, f"http_{status}", status)
-        if status != 200:
-            return Outcome(claim, DocState.FAILED, status, f"http_{status}")
-        media = result.media_type
-        if media not in HTML_TYPES:
-            return Outcome(claim, DocState.FETCHED, status, content_type=media[:128] or None)
-        page = parse_html(result.body, claim.url, result.charset)
-        tags = header_directives(result.x_robots_tag, self.robots.agent)
-        noindex = page.noindex or bool(tags & {"noindex", "none"})
-        nofollow = page.nofollow or bool(tags & {"nofollow", "none"})
-        digest = hashlib.md5(page.text.encode("utf-8"), usedforsecurity=False).digest()
-        return Outcome(
-            claim,
-            DocState.FETCHED,
-            status,
-            content_type=media,
-            content_hash=int.from_bytes(digest[:8], "big", signed=True),
-            title=page.title or None,
-            text=None if noindex else page.text,
-            links=[] if nofollow else list(page.links),
-            link_state=self._link_state(),
-            etag=result.etag[:128] if result.etag else None,
-            # a longer value is no HTTP date (29 characters), and is not kept
-            last_modified=result.last_modified
-            if result.last_modified and len(result.last_modified) <= 64
-            else None,
-        )
-
-    def _link_state(self) -> DocState:
-        return DocState.HELD if self.config.mode is Mode.HARD else DocState.FRONTIER

@@ -1,0 +1,96 @@
+"""What becomes of a claimed URL: pure functions of the claim, what the fetch found and
+the crawl's configuration, with no connection, thread or clock (the crawler process
+applies them; tests call them directly)."""
+
+from __future__ import annotations
+
+import hashlib
+from urllib.parse import urlsplit
+
+from focuscrawl.crawler.config import CrawlConfig, Mode
+from focuscrawl.crawler.fetch import FetchResult
+from focuscrawl.crawler.parse import absolute_url, parse_html
+from focuscrawl.crawler.robots import header_directives
+from focuscrawl.crawler.store import Claim, Outcome
+from focuscrawl.schema import DocState
+
+__all__ = ["HTML_TYPES", "REDIRECTS", "guard", "link_state", "outcome_of", "retry_or_fail"]
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+def guard(claim: Claim, config: CrawlConfig) -> str | None:
+    """Why a URL must not be fetched at all (spider traps), or None."""
+    if claim.depth > config.max_depth:
+        return "max_depth"
+    segments = [s for s in urlsplit(claim.url).path.split("/") if s]
+    repeats = max((segments.count(s) for s in set(segments)), default=0)
+    if repeats >= config.max_segment_repeats:
+        return "repeated_segments"
+    return None
+
+
+def retry_or_fail(claim: Claim, error: str, status: int | None, config: CrawlConfig) -> Outcome:
+    """A failed try: back to the frontier while tries remain, else failed for good."""
+    final = claim.num_tries + 1 >= config.max_tries
+    state = DocState.FAILED if final else DocState.FRONTIER
+    return Outcome(claim, state, http_status=status, error=error)
+
+
+def link_state(config: CrawlConfig) -> DocState:
+    """The state out-links are checked in with: held in hard focus."""
+    return DocState.HELD if config.mode is Mode.HARD else DocState.FRONTIER
+
+
+def outcome_of(claim: Claim, result: FetchResult, config: CrawlConfig, agent: str) -> Outcome:
+    """What a fetch of ``claim`` means for its row: fetched (with title, text and
+    out-links, parsed here), failed, excluded, or back to the frontier to try again.
+    ``agent`` is the robots.txt name an X-Robots-Tag may address."""
+    status = result.status
+    if result.error is not None:
+        if result.error == "private_address":
+            return Outcome(claim, DocState.EXCLUDED, status, result.error)
+        if result.error == "too_large":
+            media = result.media_type or None
+            return Outcome(claim, DocState.FAILED, status, "too_large", media)
+        return retry_or_fail(claim, result.error, status, config)
+    assert status is not None
+    if status in REDIRECTS and result.location:
+        target = absolute_url(claim.url, result.location)
+        if target is None:
+            return Outcome(claim, DocState.FAILED, status, "bad_redirect")
+        redirect: list[tuple[str, str | None, str | None]] = [(target, None, None)]
+        return Outcome(
+            claim, DocState.FETCHED, status, links=redirect, link_state=link_state(config)
+        )
+    if status == 304:  # a revisit found the page unchanged
+        return Outcome(claim, DocState.FETCHED, status)
+    if status == 429 or status >= 500:
+        return retry_or_fail(claim, f"http_{status}", status, config)
+    if status != 200:
+        return Outcome(claim, DocState.FAILED, status, f"http_{status}")
+    media = result.media_type
+    if media not in HTML_TYPES:
+        return Outcome(claim, DocState.FETCHED, status, content_type=media[:128] or None)
+    page = parse_html(result.body, claim.url, result.charset)
+    tags = header_directives(result.x_robots_tag, agent)
+    noindex = page.noindex or bool(tags & {"noindex", "none"})
+    nofollow = page.nofollow or bool(tags & {"nofollow", "none"})
+    digest = hashlib.md5(page.text.encode("utf-8"), usedforsecurity=False).digest()
+    return Outcome(
+        claim,
+        DocState.FETCHED,
+        status,
+        content_type=media,
+        content_hash=int.from_bytes(digest[:8], "big", signed=True),
+        title=page.title or None,
+        text=None if noindex else page.text,
+        links=[] if nofollow else list(page.links),
+        link_state=link_state(config),
+        etag=result.etag[:128] if result.etag else None,
+        # a longer value is no HTTP date (29 characters), and is not kept
+        last_modified=result.last_modified
+        if result.last_modified and len(result.last_modified) <= 64
+        else None,
+    )
