@@ -20,7 +20,14 @@ import platformdirs
 
 from focuscrawl.errors import ConfigError
 
-__all__ = ["SETTINGS", "Setting", "Settings", "load_settings", "parse_memory_size"]
+__all__ = [
+    "SETTINGS",
+    "Setting",
+    "Settings",
+    "default_of",
+    "load_settings",
+    "parse_memory_size",
+]
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,11 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def default_of(name: str) -> Any:
+    """A setting's default: the one place it is written (configs take it from here)."""
+    return _BY_NAME[name].default
 
 
 @dataclass(frozen=True)

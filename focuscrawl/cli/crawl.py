@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 import signal
+from dataclasses import replace
 from typing import Annotated
 
 import typer
 
 from focuscrawl.cli.common import engine_from, settings_from
 from focuscrawl.crawler.config import CrawlConfig, Mode
-from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
 
 app = typer.Typer(help="Crawl: fetch, parse and store frontier URLs.", no_args_is_help=True)
@@ -30,15 +30,26 @@ def run(
         typer.Option(help="Seconds between requests to a host (FOCUSCRAWL_HOST_DELAY)."),
     ] = None,
     idle_exit: Annotated[
-        float,
-        typer.Option(help="Exit after this many seconds with nothing to do (0: wait forever)."),
-    ] = 5.0,
+        float | None,
+        typer.Option(
+            help="Exit after this many seconds with nothing to do (0: wait forever) [5].",
+            show_default=False,
+        ),
+    ] = None,
     lease_seconds: Annotated[
-        float, typer.Option(help="How long claimed URLs stay ours before others may retake them.")
-    ] = 600.0,
+        float | None,
+        typer.Option(
+            help="How long claimed URLs stay ours before others may retake them [600].",
+            show_default=False,
+        ),
+    ] = None,
     max_depth: Annotated[
-        int, typer.Option(help="Links further than this from the seeds are not fetched.")
-    ] = 40,
+        int | None,
+        typer.Option(
+            help="Links further than this from the seeds are not fetched [40].",
+            show_default=False,
+        ),
+    ] = None,
     revisit_after: Annotated[
         float | None,
         typer.Option(
@@ -63,21 +74,19 @@ def run(
     """Run one crawler process until the frontier is exhausted, --max-pages, or SIGTERM."""
     overrides = {"threads": threads, "proxy": proxy, "host_delay": host_delay}
     settings = settings_from(ctx, overrides)
-    config = CrawlConfig(
+    config = CrawlConfig.from_settings(
+        settings,
         mode=mode,
-        threads=int(settings.threads),
         max_pages=max_pages,
-        host_delay=float(settings.host_delay),
-        allow_private_hosts=bool(settings.allow_private_hosts),
-        idle_exit_seconds=idle_exit or None,
         lease_seconds=lease_seconds,
         max_depth=max_depth,
         revisit_after_seconds=revisit_after,
         revisit_share=revisit_share,
         max_backlog=max_backlog,
         quiet=quiet,
-        fetch=FetchConfig(user_agent=str(settings.user_agent), proxy=settings.proxy),
     )
+    if idle_exit is not None:  # 0: wait for work forever
+        config = replace(config, idle_exit_seconds=idle_exit or None)
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.errors import ConfigError
+from focuscrawl.settings import Settings, default_of
 
 __all__ = ["CrawlConfig", "Mode"]
 
@@ -46,20 +48,23 @@ class Mode(StrEnum):
 
 @dataclass(frozen=True)
 class CrawlConfig:
+    """Everything a crawler process is told. Built from the settings (``from_settings``)
+    by the CLI; the settings table holds the defaults of what a user may set there."""
+
     mode: Mode = Mode.SOFT
-    threads: int = 16
+    threads: int = default_of("threads")
     #: URLs claimed per thread at a time ("a few dozen per thread" in the paper)
     batch_per_thread: int = 8
     max_pages: int | None = None
     lease_seconds: float = 600.0
     #: minimum seconds between two requests to one host (robots.txt Crawl-delay may raise it)
-    host_delay: float = 1.0
+    host_delay: float = default_of("host_delay")
     max_tries: int = 3
     max_depth: int = 40
     max_pages_per_site: int = 100_000
     max_segment_repeats: int = 3
     robots_ttl_seconds: float = 86_400.0
-    allow_private_hosts: bool = False
+    allow_private_hosts: bool = default_of("allow_private_hosts")
     #: stop when nothing is left to do for this long (seconds); None: wait for work forever
     idle_exit_seconds: float | None = 5.0
     quiet: bool = False
@@ -79,6 +84,19 @@ class CrawlConfig:
     #: the frontier estimate to record for the crawl (crawl_setting 'estimate'); None:
     #: the mode's (focuscrawl.classifier.estimates names them all)
     estimate: str | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **options: Any) -> CrawlConfig:
+        """The configuration the settings give, with ``options`` (None: not given) over
+        them, as command-line flags go over settings."""
+        values: dict[str, Any] = {
+            "threads": int(settings.threads),
+            "host_delay": float(settings.host_delay),
+            "allow_private_hosts": bool(settings.allow_private_hosts),
+            "fetch": FetchConfig(user_agent=str(settings.user_agent), proxy=settings.proxy),
+        }
+        values.update({name: value for name, value in options.items() if value is not None})
+        return cls(**values)
 
     @property
     def frontier_estimate(self) -> str | None:

@@ -19,6 +19,7 @@ import httpcore
 
 from focuscrawl.crawler.network import PrivateAddress, PublicOnlyBackend
 from focuscrawl.errors import ConfigError
+from focuscrawl.settings import default_of
 
 __all__ = ["FetchConfig", "FetchResult", "Fetcher"]
 
@@ -28,7 +29,7 @@ KEEPALIVE_EXPIRY_S = 5.0
 
 @dataclass(frozen=True)
 class FetchConfig:
-    user_agent: str = "focuscrawl/0.1 (+https://example.invalid/focuscrawl)"
+    user_agent: str = default_of("user_agent")
     proxy: str | None = None
     connect_timeout: float = 5.0
     read_timeout: float = 10.0
