@@ -1,8 +1,8 @@
 """Sustained crawl rate end to end: claim, fetch, parse, store, on a generated web.
 
     python bench/crawl.py [--pages 100000] [--hosts 2000] [--fetch 30000] [--threads 32]
-                          [--processes 1] [--classify [--corpus-home DIR] [--max-backlog N]]
-                          [--database-url URL]
+                          [--processes 1] [--classify [--corpus-home DIR] [--max-backlog N]
+                          [--mode soft|soft-1999]] [--database-url URL]
 
 Serves a synthetic web from a web-in-a-box subprocess, crawls it breadth-first with
 ``focuscrawl crawl run`` processes against a throw-away embedded PostgreSQL (or an empty
@@ -14,7 +14,11 @@ classifier, PostgreSQL, web-in-a-box).
 With ``--classify`` the crawl is soft-focused and a ``focuscrawl classify run``
 process runs beside the crawlers, with the Wikispeedia taxonomy (the generated web's
 topics come from it) trained on a 30% sample and subject.Science marked good; the
-end-to-end rate counts until the last fetched page is scored. Writes
+end-to-end rate counts until the last fetched page is scored. The link learner's first
+version comes from the links between the taxonomy's examples; ``--mode soft`` (the
+default) estimates every new URL with it at check-in and again when its parent is
+scored, and trains it online; ``--mode soft-1999`` passes the parents' relevance on in
+SQL, as before the link learner: the two measure what the learner costs a page. Writes
 bench/results/crawl.json (crawl_classify.json with --classify).
 """
 
@@ -59,6 +63,7 @@ def run_crawl(
     classify_with: Path | None = None,
     max_backlog: int | None = None,
     database_url: str | None = None,
+    focus: str = "soft",
 ) -> dict[str, Any]:
     """Crawl ``fetch`` pages of a synthetic web with focuscrawl; return the measurements.
 
@@ -79,7 +84,7 @@ def run_crawl(
         with engine.begin() as connection:
             add_seeds(connection, [web.url(p) for p in range(0, pages, pages // 50)])
         url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-        mode = "soft" if classify_with else "bfs"
+        mode = focus if classify_with else "bfs"
         run = ["crawl", "run", "--mode", mode, "--proxy", proxy, "--host-delay", "0", "--quiet"]
         limits = ["--threads", str(threads), "--max-pages", str(fetch // processes)]
         if max_backlog is not None:
@@ -194,6 +199,7 @@ def main() -> None:
         default=None,
         help="with --classify: crawlers wait while this many pages wait for the classifier",
     )
+    parser.add_argument("--mode", default="soft", choices=["soft", "soft-1999"])
     parser.add_argument(
         "--corpus-home",
         default=os.environ.get("FOCUSCRAWL_HOME", "~/.local/share/focuscrawl"),
@@ -216,6 +222,7 @@ def main() -> None:
         classify_with,
         args.max_backlog if args.classify else None,
         args.database_url,
+        args.mode,
     )
     fetched, docs, links = result["fetched"], result["doc_rows"], result["link_rows"]
     elapsed = result["seconds"]

@@ -8,7 +8,10 @@ batches of ``--batch`` pages. Each count of ``--stores`` runs in a database of i
 1 is one crawler process's store; 2 is two crawler processes storing at once (threads
 here, each with its own ``Store`` and connection), as in a crawl with two processes.
 Prints link rows/s (links offered per second of wall time while storing) and bytes per
-link row. Writes bench/results/ingest.json.
+link row. Each link has an anchor and the words around it (three either side, as the
+parser keeps them); with ``--link-model`` a link learner version is stored first, so the
+store estimates every new URL at check-in as a soft crawl's does. Writes
+bench/results/ingest.json.
 """
 
 from __future__ import annotations
@@ -23,12 +26,55 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import json
+
+import numpy as np
 from _common import scratch_engine, write_results
 
 from focuscrawl.crawler.store import Claim, Outcome, Store
+from focuscrawl.database import execute
+from focuscrawl.linkmodel import FEATURE_BITS, LinkModel
+from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
 from focuscrawl.seeds import add_seeds
 from focuscrawl.urls import oid_of
+
+#: words of the lengths English text has (the contexts' words)
+WORDS = [
+    "the",
+    "of",
+    "and",
+    "river",
+    "county",
+    "railway",
+    "station",
+    "history",
+    "was",
+    "in",
+    "built",
+    "century",
+    "population",
+    "species",
+    "its",
+    "from",
+    "national",
+    "church",
+]
+
+
+def _store_link_model(engine: Any) -> None:
+    """A link learner version with 50,000 weights, as a crawl's learner has."""
+    rng = np.random.default_rng(2)
+    weights = np.zeros(1 << FEATURE_BITS, dtype=np.float32)
+    weights[rng.integers(0, 1 << FEATURE_BITS, 50_000)] = rng.normal(size=50_000)
+    model = LinkModel(weights, -1.0, params={"classes": list(range(1, 100))})
+    with engine.begin() as connection:
+        execute(
+            connection,
+            queries["save_link_model"],
+            {"digest": "bench", "examples": 0, "params": json.dumps(model.params),
+             "weights": model.to_bytes()},
+        )  # fmt: skip
 
 
 def _batches(urls: list[str], sids: dict[str, int], links: int, size: int) -> list[list[Outcome]]:
@@ -38,7 +84,7 @@ def _batches(urls: list[str], sids: dict[str, int], links: int, size: int) -> li
         batch = []
         for url in urls[start : start + size]:
             claim = Claim(oid_of(url), url, sids[url], 0, 0)
-            out: list[tuple[str, str | None]] = []
+            out: list[tuple[str, str | None, str | None]] = []
             for n in range(links):
                 known = rng.random() < 1 / 3
                 target = (
@@ -46,7 +92,9 @@ def _batches(urls: list[str], sids: dict[str, int], links: int, size: int) -> li
                     if known
                     else f"http://h{rng.randrange(1000)}.example/new/{start}-{n}-{rng.random()}"
                 )
-                out.append((target, f"anchor {n}"))
+                words = [WORDS[rng.randrange(len(WORDS))] for _ in range(6)]
+                context = " ".join(words[:3]) + " | " + " ".join(words[3:])
+                out.append((target, f"anchor {n}", context))
             page = Outcome(claim, DocState.FETCHED, 200, content_type="text/html", title="t")
             page.text, page.links = "some words " * 100, out
             batch.append(page)
@@ -61,6 +109,8 @@ def _ingest(args: argparse.Namespace, stores: int) -> dict[str, Any]:
             add_seeds(connection, urls)
             sids = dict(connection.exec_driver_sql("SELECT d.url, d.sid FROM doc AS d").all())
         batches = _batches(urls, sids, args.links, args.batch)
+        if args.link_model:
+            _store_link_model(engine)
         failures: list[BaseException] = []
 
         def write(share: list[list[Outcome]]) -> None:
@@ -105,6 +155,9 @@ def main() -> None:
     parser.add_argument("--links", type=int, default=25)
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--stores", type=int, nargs="+", default=[1, 2])
+    parser.add_argument(
+        "--link-model", action="store_true", help="estimate new URLs at check-in (soft crawl)"
+    )
     args = parser.parse_args()
     runs = [_ingest(args, stores) for stores in args.stores]
     for run in runs:
@@ -115,7 +168,13 @@ def main() -> None:
         )
     stored, size = runs[0]["links_stored"], runs[0]["bytes_per_link_row"]
     print(f"{stored:,} link rows, {size} bytes per row with its index")
-    result = {"pages": args.pages, "links_per_page": args.links, "batch": args.batch, "runs": runs}
+    result = {
+        "pages": args.pages,
+        "links_per_page": args.links,
+        "batch": args.batch,
+        "link_model": args.link_model,
+        "runs": runs,
+    }
     print(f"wrote {write_results('ingest', result)}")
 
 

@@ -1,20 +1,23 @@
-"""Which tie-breaker among equal relevance: bytehash (the paper's) or discovery order?
+"""Which tie-breaker among equal relevance: depth (shipped), discovery order, bytehash?
 
     python bench/tiebreak.py [--corpus-home DIR] [--topic subject.Science.Biology]
-                             [--variants bfs,bytehash,discovery,no-priority] [--step 10]
+                             [--variants bfs,depth,discovery,bytehash] [--step 10]
+                             [--mode soft-1999|soft]
 
 Crawls the Wikispeedia web (a web-in-a-box subprocess; corpus built by
 ``focuscrawl webbox import-wikispeedia`` under --corpus-home) in soft focus from 10
 relevant seeds, with the classifier trained on a 30% sample (seed 1) and run in
 lockstep: ``--step`` pages crawled, then every fetched page scored, and again, so the
-classifier never lags. Children of one parent share its relevance exactly, so ties
-are common. Prints the true harvest rate (ground-truth share of relevant pages)
-among the first N pages fetched, N = the number of relevant pages in the corpus.
+classifier never lags. With the 1999 estimate (``--mode soft-1999``, the default here)
+children of one parent share its relevance exactly, so ties are common; the link
+learner's estimates (``soft``) seldom tie. Prints the true harvest rate (ground-truth
+share of relevant pages) among the first N pages fetched, N = the number of relevant
+pages in the corpus.
 
-Variants swap the last key of the checkout order in memory only:
-``bytehash`` is the shipped ``claim_batch``; ``discovery`` orders ties by ``found_seq``;
-``no-priority`` drops the pages-taken-per-site key; ``bfs`` is the breadth-first
-baseline. Writes bench/results/tiebreak.json.
+Variants swap the keys after relevance in the checkout order, in memory only:
+``depth`` is the shipped ``claim_batch`` (priority is the depth, then bytehash);
+``discovery`` orders ties by ``found_seq``; ``bytehash`` by the paper's hash alone;
+``bfs`` is the breadth-first baseline. Writes bench/results/tiebreak.json.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import scratch_engine, write_results
 
 from focuscrawl.classifier import Classifier, train_model
+from focuscrawl.corpus import read_labels
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
@@ -39,7 +43,6 @@ from focuscrawl.queries import queries, replaced
 from focuscrawl.seeds import add_seeds
 from focuscrawl.taxonomy import set_good
 from focuscrawl.taxonomy_import import from_corpus, store_import
-from focuscrawl.webbox.corpus import read_labels
 from focuscrawl.webbox.process import start_server_process
 
 # The ties among equal relevance, as claim_batch breaks them off both frontier indexes
@@ -47,14 +50,14 @@ from focuscrawl.webbox.process import start_server_process
 # sorts the table instead of reading an index: harvest is compared, not speed).
 TIES = "relevance DESC, priority, bytehash"
 VARIANTS = {
-    "bytehash": TIES,
-    "discovery": "relevance DESC, priority, found_seq",
-    "no-priority": "relevance DESC, bytehash",
+    "depth": TIES,
+    "discovery": "relevance DESC, found_seq",
+    "bytehash": "relevance DESC, bytehash",
 }
 
 
 def crawl_once(
-    home: Path, topic: str, variant: str, step: int, seed: int
+    home: Path, topic: str, variant: str, step: int, seed: int, focus: Mode
 ) -> dict[str, float | int | str]:
     directory = home / "corpora" / "wikispeedia"
     truth: dict[str, list[str]] = {}
@@ -76,7 +79,7 @@ def crawl_once(
             train_model(engine)
             with engine.begin() as connection:
                 add_seeds(connection, seeds)
-            mode = Mode.BFS if variant == "bfs" else Mode.SOFT
+            mode = Mode.BFS if variant == "bfs" else focus
             fetched = 0
             while fetched < len(relevant):
                 config = CrawlConfig(
@@ -120,7 +123,8 @@ def main() -> None:
     default_home = os.environ.get("FOCUSCRAWL_HOME", "~/.local/share/focuscrawl")
     parser.add_argument("--corpus-home", default=default_home)
     parser.add_argument("--topic", default="subject.Science.Biology")
-    parser.add_argument("--variants", default="bfs,bytehash,discovery,no-priority")
+    parser.add_argument("--variants", default="bfs,depth,discovery,bytehash")
+    parser.add_argument("--mode", default="soft-1999", choices=["soft-1999", "soft"])
     parser.add_argument("--step", type=int, default=10)
     parser.add_argument("--seeds", default="1,2", help="random samples of seed pages")
     args = parser.parse_args()
@@ -128,7 +132,7 @@ def main() -> None:
     runs = []
     for seed in (int(s) for s in args.seeds.split(",")):
         for variant in args.variants.split(","):
-            result = crawl_once(home, args.topic, variant, args.step, seed)
+            result = crawl_once(home, args.topic, variant, args.step, seed, Mode(args.mode))
             print(f"seed sample {seed}  {variant:12} harvest {result['harvest']:.3f} over "
                   f"{result['pages']} pages ({result['seconds']} s)")  # fmt: skip
             runs.append(result)
@@ -137,7 +141,7 @@ def main() -> None:
         values = [float(r["harvest"]) for r in runs if r["variant"] == variant]
         means[variant] = round(sum(values) / len(values), 3)
         print(f"mean {variant:12} {means[variant]:.3f}")
-    payload = {"topic": args.topic, "means": means, "runs": runs}
+    payload = {"topic": args.topic, "mode": args.mode, "means": means, "runs": runs}
     print(f"wrote {write_results('tiebreak', payload)}")
 
 

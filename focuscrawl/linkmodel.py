@@ -50,6 +50,7 @@ __all__ = [
     "context_text",
     "features_of",
     "log_sigmoid",
+    "relevance_bucket",
     "words",
 ]
 
@@ -60,7 +61,7 @@ FEATURE_BITS = 18
 RELEVANCE_BUCKETS = 4
 _MASK = (1 << FEATURE_BITS) - 1
 _WORD = re.compile(r"[^\W\d_]{2,}")
-_SEPARATOR = " | "
+_SEPARATOR = " | "  # "|" is no word character: it cannot be in a word either side
 
 Ids = NDArray[np.int64]
 
@@ -74,13 +75,6 @@ def words(text: str | None) -> list[str]:
 def context_text(before: Sequence[str], after: Sequence[str]) -> str:
     """``link.context``: the words before the link, ``" | "``, the words after it."""
     return " ".join(before) + _SEPARATOR + " ".join(after)
-
-
-def _split_context(context: str | None) -> tuple[list[str], list[str]]:
-    if not context:
-        return [], []
-    before, _, after = context.partition(_SEPARATOR.strip())
-    return before.split(), after.split()
 
 
 _hash_cache: dict[str, int] = {}
@@ -108,16 +102,40 @@ class LinkParts:
     src_relevance: float | None = None
 
 
-def _link_features(parts: LinkParts) -> list[str]:
-    names = ["a:" + w for w in words(parts.anchor)]
-    before, after = _split_context(parts.context)
-    for k, word in enumerate(reversed(before[-CONTEXT_WORDS:]), 1):
-        names.append(f"c-{k}:{word}")
-    for k, word in enumerate(after[:CONTEXT_WORDS], 1):
-        names.append(f"c+{k}:{word}")
-    names.append("h:" + parts.host)
-    names.extend("u:" + w for w in words(unquote(parts.path)))
-    return names
+_anchor_cache: dict[str | None, list[int]] = {}
+_CONTEXT_TAGS = (
+    [f"c-{k}:" for k in range(CONTEXT_WORDS, 0, -1)],
+    [f"c+{k}:" for k in range(1, CONTEXT_WORDS + 1)],
+)
+
+
+def _anchor_ids(anchor: str | None) -> list[int]:
+    ids = _anchor_cache.get(anchor)
+    if ids is None:
+        ids = [_hash("a:" + w) for w in words(anchor)]
+        if len(_anchor_cache) < 500_000:
+            _anchor_cache[anchor] = ids
+    return ids
+
+
+def _ids(parts: LinkParts, parent: bool) -> list[int]:
+    """The hashed features of a link, as a list (a word twice counts twice)."""
+    ids = list(_anchor_ids(parts.anchor))
+    if parts.context:
+        before, _, after = parts.context.partition("|")
+        near = before.split()[-CONTEXT_WORDS:]
+        tags = _CONTEXT_TAGS[0][CONTEXT_WORDS - len(near) :]
+        ids.extend(_hash(tag + word) for tag, word in zip(tags, near, strict=True))
+        far = after.split()[:CONTEXT_WORDS]
+        ids.extend(_hash(tag + word) for tag, word in zip(_CONTEXT_TAGS[1], far, strict=False))
+    ids.append(_hash("h:" + parts.host))
+    path = unquote(parts.path) if "%" in parts.path else parts.path
+    ids.extend(_hash("u:" + w) for w in _WORD.findall(path.lower()))
+    if parts.src_cid is not None:
+        ids.append(_hash(f"s:{parts.src_cid}"))
+    if parent and parts.src_relevance is not None:
+        ids.append(_hash(f"r:{relevance_bucket(parts.src_relevance)}"))
+    return ids
 
 
 def relevance_bucket(relevance: float) -> int:
@@ -126,18 +144,13 @@ def relevance_bucket(relevance: float) -> int:
 
 
 def features_of(parts: LinkParts, parent: bool = True) -> Ids:
-    """The hashed features of a link (distinct, sorted); with ``parent`` and a scored
-    source, the source's class and relevance bucket among them."""
-    names = _link_features(parts)
-    if parts.src_cid is not None:
-        names.append(f"s:{parts.src_cid}")
-    if parent and parts.src_relevance is not None:
-        names.append(f"r:{relevance_bucket(parts.src_relevance)}")
-    return np.unique(np.fromiter((_hash(n) for n in names), dtype=np.int64, count=len(names)))
+    """The hashed features of a link; with ``parent`` and a scored source, the source's
+    class and relevance bucket among them."""
+    return np.asarray(_ids(parts, parent), dtype=np.int64)
 
 
 def log_sigmoid(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """log σ(x), stable for large |x|."""
+    """log sigmoid(x), stable for large |x|."""
     return np.asarray(-np.logaddexp(0.0, -x))
 
 
@@ -182,9 +195,18 @@ class LinkModel:
         return sums + self.bias
 
     def estimates(self, links: Sequence[LinkParts]) -> NDArray[np.float64]:
-        """log σ(s(l)) of each link; links whose source is not scored get the floor."""
-        features = [features_of(p, self.parent) for p in links]
-        scores = self.log_odds(features)
+        """log sigmoid(s(l)) of each link; links whose source is not scored get the floor."""
+        flat: list[int] = []
+        sizes = []
+        for parts in links:
+            ids = _ids(parts, self.parent)
+            flat.extend(ids)
+            sizes.append(len(ids))
+        scores = np.full(len(links), self.bias)
+        if flat:
+            values = self.weights[np.asarray(flat, dtype=np.int64)].astype(np.float64)
+            owner = np.repeat(np.arange(len(links)), sizes)
+            scores += np.bincount(owner, weights=values, minlength=len(links))
         unscored = np.fromiter(
             (p.src_relevance is None for p in links), dtype=bool, count=len(links)
         )

@@ -17,13 +17,13 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
+from focuscrawl.corpus import Corpus, read_meta, read_taxonomy
 from focuscrawl.crawler.parse import OutLink, parse_html
 from focuscrawl.database import execute
 from focuscrawl.errors import CorpusError, TaxonomyError
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import Tree, tree_from_edges, tree_from_paths
 from focuscrawl.webbox import load_corpus
-from focuscrawl.webbox.corpus import Corpus, read_meta, read_taxonomy
 
 __all__ = [
     "Example",

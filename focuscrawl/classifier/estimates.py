@@ -5,7 +5,7 @@ written by ``crawl run`` from its mode, or by ``eval`` for its strategies):
 
 ``soft`` (the default)
     the link learner with the parent's relevance: for each unvisited out-link ``l`` of
-    a scored page ``p``, log σ(s(l)) with ``p``'s best leaf and relevance bucket among
+    a scored page ``p``, log sigmoid(s(l)) with ``p``'s best leaf and relevance bucket among
     the features (focuscrawl.linkmodel); a URL keeps the best of its in-links.
 ``apprentice``
     the same without the parent's relevance (the 2002 paper's apprentice alone).

@@ -169,7 +169,9 @@ class Classifier:
             stored = self._current_model(connection)
             tree = load_tree(connection)
             stored.check_tree(tree)
-            rows = execute(connection, queries["claim_unclassified"], {"batch": self.batch}).all()
+            rows = list(
+                execute(connection, queries["claim_unclassified"], {"batch": self.batch}).all()
+            )
             if not rows:
                 return 0
             self._link_state(connection)

@@ -22,7 +22,7 @@ import numpy as np
 from focuscrawl.linkmodel import LinkModel, LinkParts
 from focuscrawl.queries import queries
 
-__all__ = ["CHECK_SECONDS", "CheckInEstimates", "LINK_ESTIMATES"]
+__all__ = ["CHECK_SECONDS", "LINK_ESTIMATES", "CheckInEstimates"]
 
 #: frontier estimates that the link model makes (the crawler then scores at check-in)
 LINK_ESTIMATES = ("soft", "apprentice")

@@ -108,7 +108,11 @@ def _link_lines(batch: Iterable[Outcome], estimates: CheckInEstimates) -> io.Str
         for url, anchor, context in outcome.links:
             https, host, path = split_url(url)
             rows.append((src, url, anchor, context, https, host, path))
-    values = estimates.of([LinkParts(r[2], r[3], r[5], r[6]) for r in rows])
+    values = (
+        estimates.of([LinkParts(r[2], r[3], r[5], r[6]) for r in rows])
+        if estimates.active
+        else None
+    )
     buffer = io.StringIO()
     write = buffer.write
     for n, (src, url, anchor, context, https, host, path) in enumerate(rows):

@@ -41,7 +41,7 @@ from focuscrawl.evaluation.runs import (
 )
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import GroundTruth, load_truth
-from focuscrawl.taxonomy_import import TaxonomyImport, from_corpus
+from focuscrawl.taxonomy_import import from_corpus
 
 __all__ = [
     "REFERENCE",

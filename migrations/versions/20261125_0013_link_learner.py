@@ -96,7 +96,8 @@ def downgrade() -> None:
     op.execute("ALTER TABLE doc DROP COLUMN estimated_by")
     op.execute("DROP INDEX model_kind")
     op.execute(
-        "COMMENT ON TABLE model IS 'Trained hierarchical classifiers; the newest is the one in use.'"
+        "COMMENT ON TABLE model IS "
+        "'Trained hierarchical classifiers; the newest is the one in use.'"
     )
     op.execute("DELETE FROM model WHERE kind = 'link'")
     op.execute("ALTER TABLE model DROP COLUMN kind")

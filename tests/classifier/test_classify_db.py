@@ -14,13 +14,13 @@ import sqlalchemy as sa
 from focuscrawl.classifier import Classifier, latest_model, train_model
 from focuscrawl.classifier.rescore import rescore
 from focuscrawl.classifier.tokens import document_text
+from focuscrawl.corpus import StaticCorpus, read_meta
 from focuscrawl.crawler.config import Mode
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.schema import SEED_PRIORITY
 from focuscrawl.taxonomy import load_tree, set_good
 from focuscrawl.taxonomy_import import Example, TaxonomyImport, from_directory, store_import
 from focuscrawl.webbox import WebBox, WebBoxThread
-from focuscrawl.webbox.corpus import StaticCorpus, read_meta
 from tests.classifier.topics import page_url, write_corpus, write_tree_dir
 from tests.crawler.conftest import crawl
 

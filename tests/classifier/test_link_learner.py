@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from focuscrawl.classifier import train_model
 from focuscrawl.classifier.apprentice import newest_link_model
+from focuscrawl.corpus import StaticCorpus, read_meta
 from focuscrawl.crawler.config import Mode
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
@@ -23,7 +24,6 @@ from focuscrawl.taxonomy import set_good
 from focuscrawl.taxonomy_import import from_corpus, from_directory, store_import
 from focuscrawl.urls import split_url
 from focuscrawl.webbox import WebBox, WebBoxThread
-from focuscrawl.webbox.corpus import StaticCorpus, read_meta
 from tests.classifier.topics import LEAVES, PAGES_PER_LEAF, page_url, write_corpus, write_tree_dir
 from tests.crawler.conftest import crawl
 
@@ -100,10 +100,15 @@ def test_the_link_learner_learns_online_and_estimates_record_their_version(
     assert [v.examples for v in versions] == sorted({v.examples for v in versions})
     assert _ranking(_link_model(engine)) > 0.9
     ids = {v.model_id for v in versions}
-    recorded = {r[0] for r in _rows(engine, "SELECT DISTINCT estimated_by FROM doc WHERE state = 0")}
+    recorded = {
+        r[0] for r in _rows(engine, "SELECT DISTINCT estimated_by FROM doc WHERE state = 0")
+    }
     assert recorded - {0} and recorded - {0} <= ids
     # the learned examples left the queue
-    assert _rows(engine, "SELECT count(*) FROM link_example")[0][0] < 100 + 0.01 * versions[-1].examples
+    assert (
+        _rows(engine, "SELECT count(*) FROM link_example")[0][0]
+        < 100 + 0.01 * versions[-1].examples
+    )
     # and the crawl kept to the topic: 60 of the 120 pages are on it
     relevant = TRUTH.relevant("topics.sports")
     assert sum(url in relevant for url in trace.urls[:60]) / 60 > 0.7

@@ -53,7 +53,11 @@ def test_claim_batch_plan_reads_the_frontier_indexes_and_never_sorts_the_table(
 ) -> None:
     _fill_frontier(engine, FRONTIER_ROWS)
     with engine.connect() as connection:
-        nodes = _explain(connection, queries["claim_batch"], {"batch": 64, "lease_seconds": 300, "full_sites": []})
+        nodes = _explain(
+            connection,
+            queries["claim_batch"],
+            {"batch": 64, "lease_seconds": 300, "full_sites": []},
+        )
     types = [n["Node Type"] for n in nodes]
     assert "Incremental Sort" not in types, types
     # the one sort puts the claimed rows in claim order: it reads the rows the UPDATE
@@ -78,6 +82,34 @@ def test_claim_batch_plan_reads_the_frontier_indexes_and_never_sorts_the_table(
     assert ("Index Scan", "doc_frontier") in doc_scans, doc_scans
     assert ("Index Scan", "doc_frontier_retry") in doc_scans, doc_scans
     assert not any(t == "Seq Scan" for t, _ in doc_scans), doc_scans
+
+
+def test_sites_at_their_bound_are_skipped_and_the_plan_still_reads_the_index(
+    engine: sa.Engine,
+) -> None:
+    """Site fairness is a bound, not a key: a claim passes over the URLs of sites the
+    crawler already holds enough of, in the same order, off the same indexes."""
+    _fill_frontier(engine, FRONTIER_ROWS)
+    full = list(range(1, 51))  # half the sites
+    params = {"batch": 64, "lease_seconds": 60, "full_sites": full}
+    with engine.begin() as connection:
+        nodes = _explain(connection, queries["claim_batch"], params)
+        claimed = execute(connection, queries["claim_batch"], params).all()
+        skipped_best = connection.exec_driver_sql(
+            "SELECT max(relevance) FROM doc WHERE state = 0 AND num_tries = 0 "
+            "AND sid = ANY(%(full)s)",
+            {"full": full},
+        ).scalar_one()
+        relevance = dict(
+            connection.exec_driver_sql("SELECT oid, relevance FROM doc WHERE state = 1").all()
+        )
+    assert len(claimed) == 64 and all(r.sid not in full for r in claimed)
+    assert max(relevance.values()) <= skipped_best  # better URLs of full sites waited
+    assert [relevance[r.oid] for r in claimed] == sorted(relevance.values(), reverse=True)
+    types = {n["Node Type"] for n in nodes}
+    assert "Seq Scan" not in {n["Node Type"] for n in nodes if n.get("Relation Name") == "doc"}
+    assert "Incremental Sort" not in types
+    assert any(n.get("Index Name") == "doc_frontier" for n in nodes)
 
 
 def test_claim_batch_returns_urls_in_checkout_order_and_leases_them(engine: sa.Engine) -> None:
@@ -121,9 +153,15 @@ def test_urls_waiting_for_another_try_come_after_every_untried_url(engine: sa.En
             """
         )
     with engine.begin() as connection:
-        first = execute(connection, queries["claim_batch"], {"batch": 2, "lease_seconds": 60, "full_sites": []})
-        second = execute(connection, queries["claim_batch"], {"batch": 4, "lease_seconds": 60, "full_sites": []})
-        rest = execute(connection, queries["claim_batch"], {"batch": 9, "lease_seconds": 60, "full_sites": []})
+        first = execute(
+            connection, queries["claim_batch"], {"batch": 2, "lease_seconds": 60, "full_sites": []}
+        )
+        second = execute(
+            connection, queries["claim_batch"], {"batch": 4, "lease_seconds": 60, "full_sites": []}
+        )
+        rest = execute(
+            connection, queries["claim_batch"], {"batch": 9, "lease_seconds": 60, "full_sites": []}
+        )
         paths = [[r.url.removeprefix("http://a.example") for r in c] for c in (first, second, rest)]
     assert paths == [["/b", "/c"], ["/a", "/g", "/e", "/f"], ["/d"]]
 
@@ -131,7 +169,9 @@ def test_urls_waiting_for_another_try_come_after_every_untried_url(engine: sa.En
 def test_two_concurrent_claims_never_take_the_same_url(engine: sa.Engine) -> None:
     _fill_frontier(engine, 1_000)
     with engine.connect() as first, engine.connect() as second:
-        a = execute(first, queries["claim_batch"], {"batch": 64, "lease_seconds": 60, "full_sites": []}).all()
+        a = execute(
+            first, queries["claim_batch"], {"batch": 64, "lease_seconds": 60, "full_sites": []}
+        ).all()
         b = execute(
             second, queries["claim_batch"], {"batch": 64, "lease_seconds": 60, "full_sites": []}
         ).all()  # a still uncommitted
