@@ -209,7 +209,7 @@ def eval_command(
 ) -> None:
     """Crawl each strategy from the same seeds in its own database; harvest, recall,
     robustness and distances against the ground truth, as a table and JSON."""
-    from focuscrawl.evaluation import REFERENCE, EvalOptions
+    from focuscrawl.evaluation import EvalOptions
 
     if pages is not None and pages < 1:
         raise ConfigError("--pages must be at least 1")
@@ -258,7 +258,7 @@ def eval_command(
                 f"{r['relevant_url_overlap'][-1][1]:.2f}, top-25 authorities shared "
                 f"{r['top25_authorities_overlap']:.2f}"
             )
-        for name, value in REFERENCE.get(topic_result["topic"], {}).items():
+        for name, value in topic_result.get("reference", {}).items():
             typer.echo(f"reference, first N (given, not measured here): {name} {value:.2f}")
     typer.echo("N = the number of relevant pages of the topic; harvest = true share relevant")
     typer.echo(f"wrote {target}")
