@@ -12,7 +12,10 @@ wikispeedia), then scores held-out pages cut to about 5 KB of text each:
 * for scale, scikit-learn's ``predict_log_proba`` one page per call on a flat
   multinomial NB over the same categories;
 * ``classify run`` as a process: ``--db-docs`` fetched pages with 10 out-links each
-  in a scratch database, scored, written and passed on (pages/s).
+  in a scratch database, scored, written and passed on (pages/s), with the 1999
+  estimate (the parents' relevance, in SQL) and with the link learner (each out-link
+  scored from its anchor, context and URL, the links between the fetched pages queued
+  as examples and learned): the difference is what the learner costs a page.
 
 Writes bench/results/classify.json.
 """
@@ -33,10 +36,14 @@ from _common import scratch_engine, write_results
 from sklearn.naive_bayes import MultinomialNB
 
 from focuscrawl.classifier import Classifier, HierarchicalModel
+from focuscrawl.classifier.apprentice import train_link_model
 from focuscrawl.classifier.store import save_model
 from focuscrawl.classifier.tokens import count_terms, document_text, matrix_of, vocabulary_of
 from focuscrawl.corpus import StaticCorpus, read_meta
 from focuscrawl.crawler.parse import parse_html
+from focuscrawl.database import execute
+from focuscrawl.queries import queries
+from focuscrawl.taxonomy import load_tree
 from focuscrawl.taxonomy_import import from_corpus, store_import
 
 TEXT_BYTES = 5_000
@@ -133,21 +140,33 @@ def main() -> None:
         float(results["one_at_a_time_per_s"]) / float(results["sklearn_flat_one_at_a_time_per_s"]),
         1,
     )
-    results["process_pages_per_s"] = _process_rate(data, model, pages, args.db_docs)
+    results["process_pages_per_s"] = _process_rate(data, model, pages, args.db_docs, "soft-1999")
+    results["process_link_learner_pages_per_s"] = _process_rate(
+        data, model, pages, args.db_docs, "soft"
+    )
     for key, value in results.items():
         print(f"{key:36} {value}")
     print(f"wrote {write_results('classify', results)}")
 
 
-def _process_rate(data: object, model: HierarchicalModel, pages: list[str], count: int) -> float:
-    """``classify run --once`` over ``count`` fetched pages with 10 unvisited out-links each."""
+def _process_rate(
+    data: object, model: HierarchicalModel, pages: list[str], count: int, estimate: str
+) -> float:
+    """``classify run --once`` over ``count`` fetched pages with 10 out-links each, nine
+    to unvisited URLs and one to another fetched page, with the frontier ``estimate``."""
     with scratch_engine() as engine:
         store_import(engine, data)  # type: ignore[arg-type]
         with engine.begin() as connection:
-            save_model(connection, model, data.tree, 0)  # type: ignore[attr-defined]
             connection.exec_driver_sql(
                 "UPDATE taxonomy SET good = 1 WHERE kcname = 'Biology'; "
                 "INSERT INTO site (host) VALUES ('bench.example');"
+            )
+            save_model(connection, model, data.tree, 0)  # type: ignore[attr-defined]
+            train_link_model(connection, load_tree(connection))
+            execute(
+                connection,
+                queries["set_crawl_setting"],
+                {"name": "estimate", "value": estimate},
             )
             connection.exec_driver_sql(
                 """
@@ -162,9 +181,11 @@ def _process_rate(data: object, model: HierarchicalModel, pages: list[str], coun
                 INSERT INTO doc_text (oid, text)
                 SELECT oid, (%(texts)s::text[])[1 + fetch_seq %% cardinality(%(texts)s::text[])]
                 FROM doc_fetch;
-                INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst)
+                INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor, context)
                 SELECT url_oid('http://bench.example/' || i),
-                       url_oid('http://bench.example/' || (%(n)s + (i - 1) * 10 + j)), 1, 1
+                       url_oid('http://bench.example/' || CASE WHEN j = 10
+                           THEN 1 + i %% %(n)s ELSE %(n)s + (i - 1) * 10 + j END),
+                       1, 1, 'cell protein ' || j, 'the genes of | are found in'
                 FROM generate_series(1, %(n)s) AS i, generate_series(1, 10) AS j;
                 ANALYZE;
                 """,

@@ -44,6 +44,7 @@ from numpy.typing import NDArray
 __all__ = [
     "CONTEXT_WORDS",
     "FEATURE_BITS",
+    "LINK_ESTIMATES",
     "RELEVANCE_BUCKETS",
     "LinkModel",
     "LinkParts",
@@ -54,6 +55,9 @@ __all__ = [
     "words",
 ]
 
+#: the crawl's frontier estimates (crawl_setting 'estimate') that the link learner makes:
+#: the crawler scores new URLs at check-in with it, the classifier trains it
+LINK_ESTIMATES = ("soft", "apprentice")
 #: words kept either side of a link (measured: 0 / 3 / 5 words gave 0.590 / 0.603 /
 #: 0.607 mean harvest over 46 Wikispeedia topics in the graph simulation)
 CONTEXT_WORDS = 3

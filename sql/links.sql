@@ -157,3 +157,13 @@ ON CONFLICT (eid, url) DO NOTHING;
 -- lock_link_learner --
 -- One classifier learns at a time; the others go on scoring (released at commit).
 SELECT pg_try_advisory_xact_lock(hashtext('focuscrawl.link_learner')) AS locked;
+
+-- link_learner_summary --
+-- For classify info: the crawl's frontier estimate, the link learner's versions, the
+-- newest one's examples, and the examples queued for it.
+SELECT coalesce((SELECT value FROM crawl_setting WHERE name = 'estimate'), 'soft') AS estimate,
+       (SELECT count(*) FROM model WHERE kind = 'link') AS versions,
+       (SELECT max(model_id) FROM model WHERE kind = 'link') AS newest,
+       (SELECT examples FROM model WHERE kind = 'link' ORDER BY model_id DESC LIMIT 1)
+           AS learned,
+       (SELECT count(*) FROM link_example) AS queued;

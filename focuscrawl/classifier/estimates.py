@@ -32,22 +32,12 @@ from sqlalchemy.engine import Connection
 from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.database import execute
 from focuscrawl.errors import ConfigError
-from focuscrawl.linkmodel import LinkModel, LinkParts
+from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts
 from focuscrawl.queries import queries
 
-__all__ = ["ESTIMATES", "LINK_ESTIMATES", "Parent", "check_estimate", "pass_estimates"]
+__all__ = ["ESTIMATES", "Parent", "pass_estimates"]
 
 ESTIMATES = ("soft", "soft-1999", "apprentice", "anchor", "page+anchor")
-#: the estimates the link learner makes (it is trained only for these)
-LINK_ESTIMATES = ("soft", "apprentice")
-
-
-def check_estimate(name: str) -> str:
-    if name not in ESTIMATES:
-        raise ConfigError(
-            f"unknown frontier estimate {name!r}; choose among {', '.join(ESTIMATES)}"
-        )
-    return name
 
 
 @dataclass(frozen=True)
@@ -74,6 +64,10 @@ def pass_estimates(
 ) -> int:
     """Hand the scored pages' knowledge on to their unvisited out-links; returns how
     many links were estimated (0 for soft-1999, which runs in SQL)."""
+    if estimate not in ESTIMATES:
+        raise ConfigError(
+            f"crawl_setting 'estimate' is {estimate!r}; it must be one of {', '.join(ESTIMATES)}"
+        )
     if not parents:
         return 0
     if estimate == "soft-1999" or (estimate in LINK_ESTIMATES and link_model is None):

@@ -22,12 +22,12 @@ import numpy as np
 from sqlalchemy.engine import Connection, Engine
 
 from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
-from focuscrawl.classifier.estimates import LINK_ESTIMATES, Parent, pass_estimates
+from focuscrawl.classifier.estimates import Parent, pass_estimates
 from focuscrawl.classifier.store import StoredModel, latest_model, write_scores
 from focuscrawl.classifier.tokens import document_text
 from focuscrawl.database import execute, retry_until_done
 from focuscrawl.errors import TaxonomyError
-from focuscrawl.linkmodel import LinkModel
+from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import Tree, load_tree
 

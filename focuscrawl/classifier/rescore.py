@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from sqlalchemy.engine import Connection, Engine
 
 from focuscrawl.classifier.apprentice import train_link_model
-from focuscrawl.classifier.estimates import LINK_ESTIMATES
 from focuscrawl.classifier.process import good_sets
 from focuscrawl.classifier.store import crawl_estimate, scored_models
 from focuscrawl.database import execute
-from focuscrawl.linkmodel import LinkModel, LinkParts, max_by_target
+from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts, max_by_target
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import load_tree
 

@@ -63,6 +63,7 @@ def info(ctx: typer.Context) -> None:
         rows = execute(connection, queries["model_summaries"]).all()
         digest = load_tree(connection).digest()
         backlog = execute(connection, queries["classifier_backlog"]).scalar()
+        links = execute(connection, queries["link_learner_summary"]).one()
     if not rows:
         typer.echo("no model; run: focuscrawl classify train")
     for i, row in enumerate(rows):
@@ -77,6 +78,17 @@ def info(ctx: typer.Context) -> None:
             f"{row.bytes:,} bytes; scored {row.scored} pages"
         )
     typer.echo(f"backlog: {backlog} fetched pages not yet scored")
+    if links.versions:
+        typer.echo(
+            f"link learner: versions {links.versions}, the newest ({links.newest}) learned "
+            f"from {links.learned:,} links; {links.queued:,} queued; frontier estimate "
+            f"{links.estimate}"
+        )
+    else:
+        typer.echo(
+            f"link learner: no version yet (no links between examples; it learns from the "
+            f"crawl); frontier estimate {links.estimate}"
+        )
 
 
 @app.command()

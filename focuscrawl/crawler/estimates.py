@@ -19,13 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from focuscrawl.linkmodel import LinkModel, LinkParts
+from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts
 from focuscrawl.queries import queries
 
-__all__ = ["CHECK_SECONDS", "LINK_ESTIMATES", "CheckInEstimates"]
+__all__ = ["CHECK_SECONDS", "CheckInEstimates"]
 
-#: frontier estimates that the link model makes (the crawler then scores at check-in)
-LINK_ESTIMATES = ("soft", "apprentice")
 #: how often the store looks for a newer link model or a changed estimate setting
 CHECK_SECONDS = 0.5
 

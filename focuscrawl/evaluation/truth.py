@@ -37,11 +37,16 @@ class GroundTruth:
 
 
 def sweep_topics(truth: GroundTruth, min_pages: int = 30) -> list[str]:
-    """The second-level topics (``top.first.second``: Wikispeedia's ``subject.Science.
-    Biology``) with at least ``min_pages`` relevant pages, in name order."""
+    """The second-level topics with at least ``min_pages`` relevant pages, in name order:
+    categories two levels below the top (Wikispeedia's ``subject.Science.Biology``: a
+    first component every category shares, as ``subject``, is not a level)."""
+    categories = {c for cs in truth.labels.values() for c in cs}
+    firsts = {c.split(".")[0] for c in categories}
+    depth = 3 if len(firsts) == 1 else 2
     pages: dict[str, int] = defaultdict(int)
-    for categories in truth.labels.values():
-        for topic in {".".join(c.split(".")[:3]) for c in categories if c.count(".") >= 2}:
+    for labels in truth.labels.values():
+        topics = {".".join(c.split(".")[:depth]) for c in labels if c.count(".") >= depth - 1}
+        for topic in topics:
             pages[topic] += 1
     return sorted(t for t, n in pages.items() if n >= min_pages)
 

@@ -19,7 +19,7 @@ from focuscrawl.crawler.config import Mode
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import GroundTruth
-from focuscrawl.linkmodel import LinkParts
+from focuscrawl.linkmodel import LinkModel, LinkParts
 from focuscrawl.taxonomy import set_good
 from focuscrawl.taxonomy_import import from_corpus, from_directory, store_import
 from focuscrawl.urls import split_url
@@ -48,20 +48,20 @@ def _rows(engine: sa.Engine, statement: str) -> list[sa.Row[tuple[object, ...]]]
         return list(connection.exec_driver_sql(statement).all())
 
 
-def _link_model(engine: sa.Engine) -> object:
+def _link_model(engine: sa.Engine) -> LinkModel:
     with engine.connect() as connection:
         model = newest_link_model(connection)
     assert model is not None
     return model
 
 
-def _ranking(model: object) -> float:
+def _ranking(model: LinkModel) -> float:
     """How often the model puts a link into sports above one into science (an AUC),
     for links whose source is not scored yet: what the words and URL say alone."""
 
     def estimate(leaf: str, i: int) -> float:
         _, host, path = split_url(page_url(leaf, i))
-        return float(model.estimates([LinkParts("more", None, host, path)])[0])  # type: ignore[attr-defined]
+        return float(model.estimates([LinkParts("more", None, host, path)])[0])
 
     good = [estimate(leaf, i) for leaf in LEAVES if ".sports." in leaf for i in range(10)]
     bad = [estimate(leaf, i) for leaf in LEAVES if ".science." in leaf for i in range(10)]
@@ -133,8 +133,41 @@ def test_out_links_are_estimated_at_check_in_and_only_rise(
     assert rows
     best: dict[int, float] = {}
     for r in rows:
-        value = float(model.estimates([LinkParts(r.anchor, r.context, r.host, r.path)])[0])  # type: ignore[attr-defined]
+        value = float(model.estimates([LinkParts(r.anchor, r.context, r.host, r.path)])[0])
         best[r.oid] = max(best.get(r.oid, -math.inf), value)
     for r in rows:
         assert math.isclose(r.relevance, best[r.oid], rel_tol=1e-6)
-        assert r.estimated_by == model.model_id  # type: ignore[attr-defined]
+        assert r.estimated_by == model.model_id
+
+
+def test_rescore_trains_the_learner_afresh_for_the_new_marks(
+    engine: sa.Engine, corpus_dir: Path, topic_web: WebBoxThread
+) -> None:
+    from focuscrawl.classifier import Classifier
+    from focuscrawl.classifier.rescore import rescore
+
+    store_import(engine, from_corpus(corpus_dir, 0.5, seed=1))
+    set_good(engine, ["topics.sports"], True)
+    train_model(engine)
+    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=30, threads=2)
+    Classifier(engine).run(once=True)
+    assert _ranking(_link_model(engine)) > 0.9
+    set_good(engine, ["topics.sports"], False)
+    set_good(engine, ["topics.science"], True)
+    before = _rows(engine, "SELECT max(model_id) FROM model WHERE kind = 'link'")[0][0]
+    rescore(engine)
+    model = _link_model(engine)
+    assert model.model_id > before
+    assert _ranking(model) < 0.1  # science links now rank above sports links
+    # every unvisited URL with a scored parent was estimated again by the new version
+    stale = _rows(
+        engine,
+        f"""
+        SELECT count(*) FROM doc d WHERE d.state = 0 AND d.priority > -32768
+          AND d.estimated_by <> {model.model_id}  -- the new version
+          AND EXISTS (SELECT FROM link l JOIN doc_fetch f ON f.oid = l.oid_src
+                      WHERE l.oid_dst = d.oid AND f.model_id IS NOT NULL)
+        """,
+    )
+    assert stale[0][0] == 0
+    assert _rows(engine, "SELECT count(*) FROM link_example")[0][0] == 0

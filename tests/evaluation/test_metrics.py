@@ -60,3 +60,18 @@ def test_topics_include_their_subtree_only() -> None:
     truth = GroundTruth({"a": ("s.x.y",), "b": ("s.z",), "c": ("s.x",)})
     assert truth.relevant("s.x") == {"a", "c"}
     assert sorted(truth.seeds("s.x", 2, seed=1)) == ["a", "c"]
+
+
+def test_sweep_topics_are_second_level_categories_with_enough_pages() -> None:
+    from focuscrawl.evaluation.truth import GroundTruth, sweep_topics
+
+    shared = GroundTruth(
+        {f"u{i}": (f"subject.{'Science.Biology' if i % 3 else 'Art'}",) for i in range(90)}
+        | {"v": ("subject.Science.Biology.Genetics",)}
+    )
+    # a first component every category shares is not a level; a top-level-only label
+    # (subject.Art) is no second-level topic
+    assert sweep_topics(shared, 30) == ["subject.Science.Biology"]
+    assert sweep_topics(shared, 62) == []  # 60 pages and one of a subtopic
+    plain = GroundTruth({f"u{i}": (f"{'Arts' if i % 2 else 'Sci'}.Music.Jazz",) for i in range(40)})
+    assert sweep_topics(plain, 20) == ["Arts.Music", "Sci.Music"]
