@@ -24,11 +24,24 @@ class HostScheduler:
         self._ready: list[tuple[float, int]] = []  # (time, sid) of hosts with work and no request
         self._busy: set[int] = set()
         self._cond = threading.Condition()
+        self._taken: set[int] = set()  # seq of the URLs handed to workers, not yet finished
         self.closed = False
 
     def __len__(self) -> int:
         with self._cond:
             return sum(len(q) for q in self._queues.values())
+
+    def outstanding(self) -> tuple[int, int]:
+        """(queued, taken): URLs waiting, and URLs taken by workers whose visit is not
+        ``finished``, read together so that no URL is ever between the two."""
+        with self._cond:
+            return sum(len(q) for q in self._queues.values()), len(self._taken)
+
+    def finished(self, claim: Claim) -> None:
+        """What became of a URL a worker took is known (an outcome, or back in the queue).
+        Only the first call counts."""
+        with self._cond:
+            self._taken.discard(claim.seq)
 
     def sites_with_at_least(self, count: int) -> list[int]:
         """The sites with ``count`` or more URLs queued."""
@@ -59,7 +72,9 @@ class HostScheduler:
                     if not queue:
                         continue
                     self._busy.add(sid)
-                    return queue.popleft()
+                    claim = queue.popleft()
+                    self._taken.add(claim.seq)
+                    return claim
                 wait = deadline - now
                 if self._ready:
                     wait = min(wait, self._ready[0][0] - now)
@@ -88,6 +103,7 @@ class HostScheduler:
         """
         with self._cond:
             self._busy.discard(claim.sid)
+            self._taken.discard(claim.seq)
             self._queues.setdefault(claim.sid, deque()).appendleft(claim)
             heapq.heappush(self._ready, (time.monotonic() + delay, claim.sid))
             self._cond.notify()

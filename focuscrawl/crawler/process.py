@@ -111,7 +111,6 @@ class Crawler:
         self.stats = CrawlStats()
         self.stop_event = threading.Event()
         self._local = _Connections()
-        self._in_flight = 0
         self._lock = threading.Lock()
         self._dsn = engine_dsn(engine)
         self._claims = 0  # numbers claims in the order they were made (Claim.seq)
@@ -192,21 +191,19 @@ class Crawler:
                 next_recover = now + RECOVER_EVERY_S
             if self._reached_max():
                 return
-            queued = len(self.scheduler)
+            queued, busy = self.scheduler.outstanding()
             if self.config.lockstep:
-                room = self._round_done(queued)
+                room = self._round_done(queued + busy)
                 if room:
                     if self.between_rounds is not None:
                         self.between_rounds(self.stats.fetched)
                     focused = self.config.mode.focused and self.config.max_backlog
                     room = min(batch, self.config.max_backlog or batch) if focused else batch
             else:
-                room = self._room_behind_classifier(queued)
+                room = self._room_behind_classifier(queued + busy)
             if queued < batch and room:
                 claimed = self._claim(min(batch, room))
-                with self._lock:
-                    busy = self._in_flight
-                if claimed or queued or busy or not self.store.idle:
+                if claimed or sum(self.scheduler.outstanding()) or not self.store.idle:
                     idle_since = None
                 else:
                     idle_since = idle_since or now
@@ -220,12 +217,10 @@ class Crawler:
                 next_report = now + 5
             self.stop_event.wait(LOCKSTEP_POLL_S if self.config.lockstep else 0.05)
 
-    def _round_done(self, queued: int) -> int:
+    def _round_done(self, outstanding: int) -> int:
         """Lockstep: whether the last claim is fetched, stored and (when focused) scored.
         The store is told to write at once when only it is left."""
-        with self._lock:
-            busy = self._in_flight
-        if queued or busy:
+        if outstanding:
             return 0
         if self.store.unwritten:
             self.store.flush()
@@ -235,14 +230,12 @@ class Crawler:
         lag = self._sql("classifier_lag", {"cap": 1}, fetch=True)
         return 0 if lag and int(lag[0][0]) else 1
 
-    def _room_behind_classifier(self, queued: int) -> int:
+    def _room_behind_classifier(self, outstanding: int) -> int:
         """How many more URLs may be claimed before the classifier catches up (--max-backlog)."""
         limit = self.config.max_backlog
         if limit is None or not self.config.mode.focused:
             return sys.maxsize
-        with self._lock:
-            busy = self._in_flight
-        ahead = queued + busy + self.store.unwritten
+        ahead = outstanding + self.store.unwritten
         if ahead >= limit:
             return 0
         lag = self._sql("classifier_lag", {"cap": limit}, fetch=True)
@@ -254,10 +247,13 @@ class Crawler:
 
     def _claim(self, batch: int) -> int:
         if self.config.max_pages is not None:
+            # taken URLs are read before the stats: a URL counted in both (finished, its
+            # visit not yet over) makes this claim smaller, never one too many
+            queued, taken = self.scheduler.outstanding()
             with self._lock:
-                done = self.stats.fetched + self.stats.failed + self._in_flight
-            left = self.config.max_pages - done
-            batch = min(batch, max(left - len(self.scheduler), 0))
+                done = self.stats.fetched + self.stats.failed
+            left = self.config.max_pages - done - queued - taken
+            batch = min(batch, max(left, 0))
             if batch == 0:
                 return 0
         rows = self._claim_rows(batch)
@@ -320,8 +316,6 @@ class Crawler:
                     self._release(held)
                     held = None
                 continue
-            with self._lock:
-                self._in_flight += 1
             previous, held = held, None
             try:
                 held = self._visit(claim, previous)
@@ -332,8 +326,8 @@ class Crawler:
                     self._release(previous)
                 self.scheduler.done(claim.sid, self.config.host_delay)
             finally:
-                with self._lock:
-                    self._in_flight -= 1
+                if held is None or held.claim is not claim or not held.again:
+                    self.scheduler.finished(claim)  # else it stays taken until put back
         if held is not None:
             self._release(held)
         if self._local.connection is not None:
