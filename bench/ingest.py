@@ -108,6 +108,8 @@ def _ingest(args: argparse.Namespace, stores: int) -> dict[str, Any]:
         with engine.begin() as connection:
             add_seeds(connection, urls)
             sids = dict(connection.exec_driver_sql("SELECT d.url, d.sid FROM doc AS d").all())
+            # claimed, as a crawler's pages are while it fetches and stores them
+            connection.exec_driver_sql(f"UPDATE doc SET state = {int(DocState.LEASED)}")
         batches = _batches(urls, sids, args.links, args.batch)
         if args.link_model:
             _store_link_model(engine)
@@ -135,8 +137,9 @@ def _ingest(args: argparse.Namespace, stores: int) -> dict[str, Any]:
         if failures:
             raise failures[0]
         with engine.connect() as connection:
-            links_stored, link_bytes = connection.exec_driver_sql(
-                "SELECT count(*), pg_total_relation_size('link') FROM link"
+            links_stored, link_bytes, heap, context = connection.exec_driver_sql(
+                "SELECT count(*), pg_total_relation_size('link'), pg_relation_size('link'), "
+                "sum(pg_column_size(context)) FROM link"
             ).one()
     offered = args.pages * args.links
     return {
@@ -146,6 +149,9 @@ def _ingest(args: argparse.Namespace, stores: int) -> dict[str, Any]:
         "store_seconds": round(seconds, 2),
         "link_rows_per_s": round(offered / seconds),
         "bytes_per_link_row": round(link_bytes / links_stored, 1),
+        "heap_bytes_per_link_row": round(heap / links_stored, 1),
+        "context_bytes_per_link_row": round((context or 0) / links_stored, 1),
+        "index_bytes_per_link_row": round((link_bytes - heap) / links_stored, 1),
     }
 
 
@@ -166,8 +172,12 @@ def main() -> None:
             f"in {run['store_seconds']:.1f} s: {run['link_rows_per_s']:,} link rows/s, "
             "with their new doc rows and sites"
         )
-    stored, size = runs[0]["links_stored"], runs[0]["bytes_per_link_row"]
-    print(f"{stored:,} link rows, {size} bytes per row with its index")
+    first = runs[0]
+    print(
+        f"{first['links_stored']:,} link rows, {first['bytes_per_link_row']} bytes per row with "
+        f"its index: heap {first['heap_bytes_per_link_row']} (of which the context "
+        f"{first['context_bytes_per_link_row']}), index {first['index_bytes_per_link_row']}"
+    )
     result = {
         "pages": args.pages,
         "links_per_page": args.links,

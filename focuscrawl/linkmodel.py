@@ -35,7 +35,7 @@ import re
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 import numpy as np
@@ -93,9 +93,9 @@ def _hash(feature: str) -> int:
     return value
 
 
-@dataclass(frozen=True)
-class LinkParts:
-    """What is known of a link: its words, its target, and its source once scored."""
+class LinkParts(NamedTuple):
+    """What is known of a link: its words, its target, and its source once scored.
+    (A named tuple: the crawler's store makes one per out-link.)"""
 
     anchor: str | None
     context: str | None
@@ -113,6 +113,22 @@ _CONTEXT_TAGS = (
 )
 
 
+#: the hashed id of each context word, per offset (no string is built for a known word)
+_Offset = tuple[str, dict[str, int]]
+_BEFORE: list[_Offset] = [(tag, {}) for tag in _CONTEXT_TAGS[0]]
+_AFTER: list[_Offset] = [(tag, {}) for tag in _CONTEXT_TAGS[1]]
+
+
+def _tagged(offset: _Offset, word: str) -> int:
+    tag, cache = offset
+    value = cache.get(word)
+    if value is None:
+        value = _hash(tag + word)
+        if len(cache) < 200_000:
+            cache[word] = value
+    return value
+
+
 def _anchor_ids(anchor: str | None) -> list[int]:
     ids = _anchor_cache.get(anchor)
     if ids is None:
@@ -128,10 +144,11 @@ def _ids(parts: LinkParts, parent: bool) -> list[int]:
     if parts.context:
         before, _, after = parts.context.partition("|")
         near = before.split()[-CONTEXT_WORDS:]
-        tags = _CONTEXT_TAGS[0][CONTEXT_WORDS - len(near) :]
-        ids.extend(_hash(tag + word) for tag, word in zip(tags, near, strict=True))
-        far = after.split()[:CONTEXT_WORDS]
-        ids.extend(_hash(tag + word) for tag, word in zip(_CONTEXT_TAGS[1], far, strict=False))
+        offset = CONTEXT_WORDS - len(near)
+        for k, word in enumerate(near):
+            ids.append(_tagged(_BEFORE[offset + k], word))
+        for k, word in enumerate(after.split()[:CONTEXT_WORDS]):
+            ids.append(_tagged(_AFTER[k], word))
     ids.append(_hash("h:" + parts.host))
     path = unquote(parts.path) if "%" in parts.path else parts.path
     ids.extend(_hash("u:" + w) for w in _WORD.findall(path.lower()))

@@ -60,6 +60,19 @@ ON CONFLICT (oid) DO UPDATE
     SET relevance = EXCLUDED.relevance, estimated_by = EXCLUDED.estimated_by
     WHERE d.state IN (0, 4) AND EXCLUDED.relevance > d.relevance;
 
+-- store_link_docs_unestimated --
+-- store_link_docs for a batch with no check-in estimates (no link model, or a crawl
+-- whose frontier estimate is not the link learner's): every new URL comes in at
+-- -Infinity, so a URL already known has nothing to gain and is left alone, unlocked.
+INSERT INTO doc (oid, https, path, sid, bytehash, relevance, priority, depth, state)
+SELECT l.oid_dst, l.https, l.path, s.sid, l.bytehash, '-Infinity'::float8,
+       least(r.depth + 1, 32767), least(r.depth + 1, 32767), r.link_state
+FROM stage_link AS l
+JOIN stage_result AS r ON r.oid = l.oid_src
+JOIN site AS s ON s.host = l.host
+ORDER BY l.oid_dst
+ON CONFLICT (oid) DO NOTHING;
+
 -- forget_links --
 -- A page fetched again (not answered 304) has the links of its new copy only. With
 -- the pages locked (lock_pages), a link is stored once, with no key.

@@ -235,7 +235,11 @@ class Store:
             cursor.execute(queries["lock_pages"])
             if with_links:
                 cursor.execute(queries["store_link_sites"])
-                cursor.execute(queries["store_link_docs"], {"link_model": self.estimates.model_id})
+                model_id = self.estimates.model_id
+                if model_id:
+                    cursor.execute(queries["store_link_docs"], {"link_model": model_id})
+                else:
+                    cursor.execute(queries["store_link_docs_unestimated"])
             cursor.execute(queries["forget_links"])
             if with_links:
                 cursor.execute(queries["store_links"])
