@@ -21,8 +21,10 @@ import pytest
 from psycopg2 import sql
 from sqlalchemy.engine import Engine, make_url
 
+from focuscrawl.corpus import StaticCorpus, read_meta
 from focuscrawl.database import make_engine, upgrade
 from focuscrawl.embedded import EmbeddedServer
+from focuscrawl.webbox import WebBox, WebBoxThread
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"
@@ -149,3 +151,19 @@ def wikispeedia_home(corpora_dir: Path, tmp_path_factory: pytest.TempPathFactory
     assert done.returncode == 0, done.stderr
     assert "4,604 pages, 119,882 links, 18 hosts" in done.stdout
     return home
+
+
+@pytest.fixture(scope="module")
+def topics_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The hand-made topic web of tests/classifier/topics.py, written once per module."""
+    from tests.classifier.topics import write_corpus
+
+    return write_corpus(tmp_path_factory.mktemp("topics"))
+
+
+@pytest.fixture(scope="module")
+def topics_web(topics_dir: Path) -> Iterator[WebBoxThread]:
+    """The topic web served by a web-in-a-box."""
+    corpus = StaticCorpus.load(topics_dir, read_meta(topics_dir))
+    with WebBoxThread(WebBox(corpus, faults=False)) as running:
+        yield running

@@ -4,7 +4,6 @@ rescore; and crawls that follow what it writes (soft) or obey it (hard)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -14,25 +13,16 @@ import sqlalchemy as sa
 from focuscrawl.classifier import Classifier, latest_model, train_model
 from focuscrawl.classifier.rescore import rescore
 from focuscrawl.classifier.tokens import document_text
-from focuscrawl.corpus import StaticCorpus, read_meta
 from focuscrawl.crawler.config import Mode
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.schema import SEED_PRIORITY
 from focuscrawl.taxonomy import load_tree, set_good
 from focuscrawl.taxonomy_import import Example, TaxonomyImport, from_directory, store_import
-from focuscrawl.webbox import WebBox, WebBoxThread
-from tests.classifier.topics import page_url, write_corpus, write_tree_dir
+from focuscrawl.webbox import WebBoxThread
+from tests.classifier.topics import page_url, write_tree_dir
 from tests.crawler.conftest import crawl
 
 SEEDS = [page_url("topics.sports.cycling", i) for i in (1, 2)]
-
-
-@pytest.fixture(scope="module")
-def topic_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebBoxThread]:
-    directory = write_corpus(tmp_path_factory.mktemp("topics"))
-    corpus = StaticCorpus.load(directory, read_meta(directory))
-    with WebBoxThread(WebBox(corpus, faults=False)) as running:
-        yield running
 
 
 @pytest.fixture
@@ -74,10 +64,10 @@ def test_import_is_all_or_nothing(engine: sa.Engine, tmp_path: Path) -> None:
 
 
 def test_scores_are_written_and_passed_to_out_links(
-    trained: sa.Engine, topic_web: WebBoxThread
+    trained: sa.Engine, topics_web: WebBoxThread
 ) -> None:
     engine = trained
-    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT_1999, max_pages=12, threads=2)
+    crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT_1999, max_pages=12, threads=2)
     stats = Classifier(engine, batch=5).run(once=True)
     fetched = _rows(
         engine,
@@ -105,10 +95,10 @@ def test_scores_are_written_and_passed_to_out_links(
 
 
 def test_rescore_follows_new_marks_without_retraining(
-    trained: sa.Engine, topic_web: WebBoxThread
+    trained: sa.Engine, topics_web: WebBoxThread
 ) -> None:
     engine = trained
-    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT_1999, max_pages=15, threads=2)
+    crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT_1999, max_pages=15, threads=2)
     Classifier(engine).run(once=True)
     before = dict(_rows(engine, "SELECT oid, relevance FROM doc WHERE state = 2"))
     set_good(engine, ["topics.sports"], False)
@@ -135,10 +125,10 @@ def test_rescore_follows_new_marks_without_retraining(
 
 
 def test_soft_crawl_takes_the_frontier_in_written_relevance_order(
-    trained: sa.Engine, topic_web: WebBoxThread
+    trained: sa.Engine, topics_web: WebBoxThread
 ) -> None:
     engine = trained
-    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=4, threads=1)
+    crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=4, threads=1)
     for _ in range(5):
         Classifier(engine).run(once=True)
         ranked = _rows(
@@ -146,7 +136,7 @@ def test_soft_crawl_takes_the_frontier_in_written_relevance_order(
             "SELECT oid, relevance FROM doc WHERE state = 0 "
             "ORDER BY num_tries, relevance DESC, priority, bytehash",
         )
-        crawl(engine, topic_web.proxy, [], mode=Mode.SOFT, max_pages=3, threads=1,
+        crawl(engine, topics_web.proxy, [], mode=Mode.SOFT, max_pages=3, threads=1,
               batch_per_thread=3)  # fmt: skip
         taken = {r.oid for r in _rows(engine, "SELECT oid FROM doc WHERE state = 2")}
         now_taken = [i for i, (oid, _) in enumerate(ranked) if oid in taken]
@@ -155,17 +145,17 @@ def test_soft_crawl_takes_the_frontier_in_written_relevance_order(
 
 
 def test_hard_crawl_never_fetches_a_child_of_an_off_topic_page(
-    trained: sa.Engine, topic_web: WebBoxThread
+    trained: sa.Engine, topics_web: WebBoxThread
 ) -> None:
     engine = trained
     with engine.connect() as connection:
         tree = load_tree(connection)
     good_leaves = [k for k in tree.leaves() if tree.is_good(k)]
     seeds = [*SEEDS, page_url("topics.science.biology", 1)]
-    crawl(engine, topic_web.proxy, seeds, mode=Mode.HARD, max_pages=3, threads=1)
+    crawl(engine, topics_web.proxy, seeds, mode=Mode.HARD, max_pages=3, threads=1)
     for _ in range(8):
         Classifier(engine).run(once=True)
-        crawl(engine, topic_web.proxy, [], mode=Mode.HARD, max_pages=5, threads=2)
+        crawl(engine, topics_web.proxy, [], mode=Mode.HARD, max_pages=5, threads=2)
     Classifier(engine).run(once=True)
     fetched = _rows(
         engine, f"SELECT count(*) FROM doc WHERE state = 2 AND priority > {SEED_PRIORITY}"
@@ -190,7 +180,7 @@ def test_hard_crawl_never_fetches_a_child_of_an_off_topic_page(
 
 
 def test_max_backlog_holds_the_crawler_until_the_classifier_catches_up(
-    trained: sa.Engine, topic_web: WebBoxThread
+    trained: sa.Engine, topics_web: WebBoxThread
 ) -> None:
     import threading
     import time
@@ -204,7 +194,7 @@ def test_max_backlog_holds_the_crawler_until_the_classifier_catches_up(
         add_seeds(connection, SEEDS)
     config = CrawlConfig(
         mode=Mode.SOFT, threads=4, host_delay=0.0, idle_exit_seconds=None, quiet=True,
-        max_backlog=3, max_pages=30, fetch=FetchConfig(proxy=topic_web.proxy),
+        max_backlog=3, max_pages=30, fetch=FetchConfig(proxy=topics_web.proxy),
     )  # fmt: skip
     crawler = Crawler(trained, config)
     running = threading.Thread(target=crawler.run)

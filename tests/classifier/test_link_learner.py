@@ -5,42 +5,25 @@ and when parents are scored, each recording its version."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-import pytest
 import sqlalchemy as sa
 
 from focuscrawl.classifier import train_model
 from focuscrawl.classifier.apprentice import newest_link_model
-from focuscrawl.corpus import StaticCorpus, read_meta
 from focuscrawl.crawler.config import Mode
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
-from focuscrawl.evaluation.truth import GroundTruth
 from focuscrawl.linkmodel import LinkModel, LinkParts
 from focuscrawl.taxonomy import set_good
 from focuscrawl.taxonomy_import import from_corpus, from_directory, store_import
 from focuscrawl.urls import split_url
-from focuscrawl.webbox import WebBox, WebBoxThread
-from tests.classifier.topics import LEAVES, PAGES_PER_LEAF, page_url, write_corpus, write_tree_dir
+from focuscrawl.webbox import WebBoxThread
+from tests.classifier.topics import LEAVES, TRUTH, page_url, write_tree_dir
 from tests.crawler.conftest import crawl
 
 SEEDS = [page_url("topics.sports.cycling", i) for i in (1, 2)]
-TRUTH = GroundTruth({page_url(leaf, i): (leaf,) for leaf in LEAVES for i in range(PAGES_PER_LEAF)})
-
-
-@pytest.fixture(scope="module")
-def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_corpus(tmp_path_factory.mktemp("topics"))
-
-
-@pytest.fixture(scope="module")
-def topic_web(corpus_dir: Path) -> Iterator[WebBoxThread]:
-    corpus = StaticCorpus.load(corpus_dir, read_meta(corpus_dir))
-    with WebBoxThread(WebBox(corpus, faults=False)) as running:
-        yield running
 
 
 def _rows(engine: sa.Engine, statement: str) -> list[sa.Row[tuple[object, ...]]]:
@@ -69,9 +52,9 @@ def _ranking(model: LinkModel) -> float:
 
 
 def test_the_first_version_comes_from_the_links_between_examples(
-    engine: sa.Engine, corpus_dir: Path
+    engine: sa.Engine, topics_dir: Path
 ) -> None:
-    data = from_corpus(corpus_dir, 0.5, seed=1)
+    data = from_corpus(topics_dir, 0.5, seed=1)
     assert any(example.links for example in data.examples)
     store_import(engine, data)
     set_good(engine, ["topics.sports"], True)
@@ -82,7 +65,7 @@ def test_the_first_version_comes_from_the_links_between_examples(
 
 
 def test_the_link_learner_learns_online_and_estimates_record_their_version(
-    engine: sa.Engine, topic_web: WebBoxThread, tmp_path: Path
+    engine: sa.Engine, topics_web: WebBoxThread, tmp_path: Path
 ) -> None:
     # examples as text files: no links between them, so no version before the crawl
     store_import(engine, from_directory(write_tree_dir(tmp_path / "tree")))
@@ -90,7 +73,7 @@ def test_the_link_learner_learns_online_and_estimates_record_their_version(
     train_model(engine)
     assert _rows(engine, "SELECT count(*) FROM model WHERE kind = 'link'")[0][0] == 0
     prepare_strategy(engine, Strategy.SOFT)
-    plan = CrawlPlan(Strategy.SOFT, "topics.sports", SEEDS, 110, topic_web.proxy, 2, 4, 0)
+    plan = CrawlPlan(Strategy.SOFT, "topics.sports", SEEDS, 110, topics_web.proxy, 2, 4, 0)
     trace = run_crawl(engine, plan, TRUTH)
     assert len(trace.urls) == 110
     versions = _rows(
@@ -115,13 +98,13 @@ def test_the_link_learner_learns_online_and_estimates_record_their_version(
 
 
 def test_out_links_are_estimated_at_check_in_and_only_rise(
-    engine: sa.Engine, corpus_dir: Path, topic_web: WebBoxThread
+    engine: sa.Engine, topics_dir: Path, topics_web: WebBoxThread
 ) -> None:
-    store_import(engine, from_corpus(corpus_dir, 0.5, seed=1))
+    store_import(engine, from_corpus(topics_dir, 0.5, seed=1))
     set_good(engine, ["topics.sports"], True)
     train_model(engine)
     model = _link_model(engine)
-    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=2, threads=1)
+    crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=2, threads=1)
     rows = _rows(
         engine,
         """
@@ -141,15 +124,15 @@ def test_out_links_are_estimated_at_check_in_and_only_rise(
 
 
 def test_rescore_trains_the_learner_afresh_for_the_new_marks(
-    engine: sa.Engine, corpus_dir: Path, topic_web: WebBoxThread
+    engine: sa.Engine, topics_dir: Path, topics_web: WebBoxThread
 ) -> None:
     from focuscrawl.classifier import Classifier
     from focuscrawl.classifier.rescore import rescore
 
-    store_import(engine, from_corpus(corpus_dir, 0.5, seed=1))
+    store_import(engine, from_corpus(topics_dir, 0.5, seed=1))
     set_good(engine, ["topics.sports"], True)
     train_model(engine)
-    crawl(engine, topic_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=30, threads=2)
+    crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=30, threads=2)
     Classifier(engine).run(once=True)
     assert _ranking(_link_model(engine)) > 0.9
     set_good(engine, ["topics.sports"], False)

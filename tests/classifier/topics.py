@@ -12,6 +12,8 @@ import json
 import random
 from pathlib import Path
 
+from focuscrawl.evaluation.truth import GroundTruth
+
 LEAVES = {
     "topics.sports.cycling": "bike pedal saddle wheel tour ride gear cyclist peloton climb",
     "topics.sports.football": "goal ball striker league pitch keeper penalty match referee",
@@ -107,3 +109,7 @@ def write_corpus(directory: Path, seed: int = 4) -> Path:
     (directory / "truth" / "labels.tsv").write_text("\n".join(labels) + "\n")
     (directory / "truth" / "taxonomy.txt").write_text("\n".join(LEAVES) + "\n")
     return directory
+
+
+#: every page's leaf, as the evaluation reads a corpus's ground truth
+TRUTH = GroundTruth({page_url(leaf, i): (leaf,) for leaf in LEAVES for i in range(PAGES_PER_LEAF)})
