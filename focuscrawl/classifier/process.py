@@ -25,9 +25,10 @@ from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
 from focuscrawl.classifier.estimates import Parent, pass_estimates
 from focuscrawl.classifier.store import StoredModel, latest_model, write_scores
 from focuscrawl.classifier.tokens import document_text
-from focuscrawl.database import execute, retry_until_done
+from focuscrawl.database import engine_dsn, execute, retry_until_done
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel
+from focuscrawl.notify import PAGES_STORED, Listener
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import Tree, load_tree
 
@@ -46,6 +47,7 @@ class ClassifyStats:
     batches: int = 0
     links: int = 0  # out-links estimated
     link_models: int = 0  # link learner versions this process stored
+    woken: int = 0  # waits ended by a store's notification, not by the fallback poll
     started: float = field(default_factory=time.monotonic)
 
     def rate(self) -> float:
@@ -94,6 +96,16 @@ class Classifier:
         self.stop_event.set()
 
     def run(self, once: bool = False) -> ClassifyStats:
+        listener = None if once else Listener(engine_dsn(self.engine), PAGES_STORED)
+        try:
+            return self._run(once, listener)
+        finally:
+            if listener is not None:
+                listener.close()
+
+    def _run(self, once: bool, listener: Listener | None) -> ClassifyStats:
+        if listener is not None:
+            listener.wait(0.0)  # listening before the first look: no wake-up is missed
         while not self.stop_event.is_set():
             try:
                 # a deadlock with a crawler's or distiller's writes rolls the batch back,
@@ -108,9 +120,11 @@ class Classifier:
             if done is None:
                 break  # stopped while the database was away
             if done == 0:
-                if once:
+                if once or listener is None:
                     break
-                self.stop_event.wait(self.poll_seconds)
+                # woken when a store commits pages; the timeout is the fallback poll
+                if listener.wait(self.poll_seconds):
+                    self.stats.woken += 1
         return self.stats
 
     def _current_model(self, connection: Connection) -> StoredModel:
@@ -193,11 +207,12 @@ class Classifier:
             if learning:
                 scored = [oid for oid, cid in zip(oids, cids, strict=True) if cid is not None]
                 execute(connection, queries["queue_link_examples"], {"oids": scored})
-        if learning:
-            with self.engine.begin() as connection:
+                # a new version, when its turn has come, commits with the scores it
+                # learned from: a crawler that waited for them claims with it
                 parent = self.estimate != "apprentice"
                 if self.learner.learn(connection, tree, parent) is not None:
                     self.stats.link_models += 1
+            execute(connection, queries["notify_pages_scored"])  # crawlers waiting on us
         self.stats.scored += len(rows)
         self.stats.batches += 1
         if self.on_batch is not None:

@@ -13,7 +13,6 @@ and wait for the classifier, as in 1999.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,10 +21,7 @@ import numpy as np
 from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts
 from focuscrawl.queries import queries
 
-__all__ = ["CHECK_SECONDS", "CheckInEstimates"]
-
-#: how often the store looks for a newer link model or a changed estimate setting
-CHECK_SECONDS = 0.5
+__all__ = ["CheckInEstimates"]
 
 
 class CheckInEstimates:
@@ -34,7 +30,6 @@ class CheckInEstimates:
     def __init__(self) -> None:
         self.model: LinkModel | None = None
         self.estimate = "soft"
-        self._checked = -1e9
 
     @property
     def active(self) -> bool:
@@ -44,12 +39,10 @@ class CheckInEstimates:
     def model_id(self) -> int:
         return self.model.model_id if self.active and self.model is not None else 0
 
-    def refresh(self, cursor: Any, force: bool = False) -> None:
-        """Load a newer link model, and the estimate setting, at most every CHECK_SECONDS."""
-        now = time.monotonic()
-        if not force and now - self._checked < CHECK_SECONDS:
-            return
-        self._checked = now
+    def refresh(self, cursor: Any) -> None:
+        """Load a newer link model, and the estimate setting: once a batch (one small
+        statement; the weights only when a new version came), so that a batch is always
+        estimated with the newest version, and a lockstep crawl repeats exactly."""
         cursor.execute(queries["link_model_state"])
         estimate, newest = cursor.fetchone()
         self.estimate = estimate or "soft"

@@ -38,6 +38,7 @@ from focuscrawl.database import (
     ensure_branch,
     retry_until_done,
 )
+from focuscrawl.notify import PAGES_SCORED, Listener
 from focuscrawl.queries import Prepared, prepared, queries
 from focuscrawl.schema import DocState
 
@@ -47,6 +48,8 @@ log = logging.getLogger("focuscrawl.crawler")
 TAKE_TIMEOUT = 0.2
 RECOVER_EVERY_S = 30.0
 LOCKSTEP_POLL_S = 0.002
+#: waiting for the classifier, woken by its notification: the poll if none comes
+SCORED_FALLBACK_S = 0.05
 #: redirects of a robots.txt followed (RFC 9309: at least five); past them, or to
 #: nowhere, the file counts as unavailable, like a 4xx: everything is allowed
 MAX_ROBOTS_REDIRECTS = 5
@@ -114,6 +117,9 @@ class Crawler:
         self._lock = threading.Lock()
         self._dsn = engine_dsn(engine)
         self._claims = 0  # numbers claims in the order they were made (Claim.seq)
+        #: focused crawls that wait for the classifier listen for its scores
+        self._scored: Listener | None = None
+        self._behind_classifier = False
         #: lockstep: called with the pages fetched so far before each claim (the
         #: evaluation runs its distiller there, so that a crawl repeats exactly)
         self.between_rounds: Callable[[int], None] | None = None
@@ -180,6 +186,17 @@ class Crawler:
         return self.stats
 
     def _watchdog(self) -> None:
+        waits = self.config.mode.focused and (self.config.lockstep or self.config.max_backlog)
+        if waits:  # listening before the first look at the classifier: no wake-up is missed
+            self._scored = Listener(self._dsn, PAGES_SCORED)
+            self._scored.wait(0.0)
+        try:
+            self._claim_loop()
+        finally:
+            if self._scored is not None:
+                self._scored.close()
+
+    def _claim_loop(self) -> None:
         batch = self.config.threads * self.config.batch_per_thread
         next_recover = 0.0
         next_report = time.monotonic() + 5
@@ -215,7 +232,12 @@ class Crawler:
             if now >= next_report:
                 self._report()
                 next_report = now + 5
-            self.stop_event.wait(LOCKSTEP_POLL_S if self.config.lockstep else 0.05)
+            if self._behind_classifier and self._scored is not None:
+                # woken when a classifier commits scores; the timeout is the fallback poll
+                self._scored.wait(SCORED_FALLBACK_S)
+                self._behind_classifier = False
+            else:
+                self.stop_event.wait(LOCKSTEP_POLL_S if self._scored is not None else 0.05)
 
     def _round_done(self, outstanding: int) -> int:
         """Lockstep: whether the last claim is fetched, stored and (when focused) scored.
@@ -228,7 +250,8 @@ class Crawler:
         if not self.config.mode.focused:
             return 1
         lag = self._sql("classifier_lag", {"cap": 1}, fetch=True)
-        return 0 if lag and int(lag[0][0]) else 1
+        self._behind_classifier = bool(lag and int(lag[0][0]))
+        return 0 if self._behind_classifier else 1
 
     def _room_behind_classifier(self, outstanding: int) -> int:
         """How many more URLs may be claimed before the classifier catches up (--max-backlog)."""
@@ -237,9 +260,13 @@ class Crawler:
             return sys.maxsize
         ahead = outstanding + self.store.unwritten
         if ahead >= limit:
+            if self.store.unwritten:
+                self.store.flush()  # the classifier waits for these: write them now
             return 0
         lag = self._sql("classifier_lag", {"cap": limit}, fetch=True)
-        return max(limit - ahead - int(lag[0][0] if lag else limit), 0)
+        room = max(limit - ahead - int(lag[0][0] if lag else limit), 0)
+        self._behind_classifier = room == 0
+        return room
 
     def _reached_max(self) -> bool:
         limit = self.config.max_pages

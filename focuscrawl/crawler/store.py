@@ -247,4 +247,6 @@ class Store:
                 cursor.execute(queries["store_texts"])
             cursor.execute(queries["store_results"])
             cursor.execute(queries["store_fetches"])
+            if any(outcome.state == DocState.FETCHED for outcome in outcomes):
+                cursor.execute(queries["notify_pages_stored"])  # the classifier's work
         self._connection.commit()
