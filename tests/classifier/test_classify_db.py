@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from focuscrawl.classifier import Classifier, latest_model, train_model
+from focuscrawl.classifier import Classifier, latest_model
 from focuscrawl.classifier.rescore import rescore
 from focuscrawl.classifier.tokens import document_text
 from focuscrawl.crawler.config import Mode
@@ -23,14 +23,6 @@ from tests.classifier.topics import page_url, write_tree_dir
 from tests.crawler.conftest import crawl
 
 SEEDS = [page_url("topics.sports.cycling", i) for i in (1, 2)]
-
-
-@pytest.fixture
-def trained(engine: sa.Engine, tmp_path: Path) -> sa.Engine:
-    store_import(engine, from_directory(write_tree_dir(tmp_path / "tree")))
-    set_good(engine, ["topics.sports"], True)
-    train_model(engine)
-    return engine
 
 
 def _rows(engine: sa.Engine, statement: str) -> list[sa.Row[tuple[object, ...]]]:

@@ -17,10 +17,10 @@ from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.linkmodel import LinkModel, LinkParts
 from focuscrawl.taxonomy import set_good
-from focuscrawl.taxonomy_import import from_corpus, from_directory, store_import
+from focuscrawl.taxonomy_import import from_corpus, store_import
 from focuscrawl.urls import split_url
 from focuscrawl.webbox import WebBoxThread
-from tests.classifier.topics import LEAVES, TRUTH, page_url, write_tree_dir
+from tests.classifier.topics import LEAVES, TRUTH, page_url
 from tests.crawler.conftest import crawl
 
 SEEDS = [page_url("topics.sports.cycling", i) for i in (1, 2)]
@@ -65,12 +65,9 @@ def test_the_first_version_comes_from_the_links_between_examples(
 
 
 def test_the_link_learner_learns_online_and_estimates_record_their_version(
-    engine: sa.Engine, topics_web: WebBoxThread, tmp_path: Path
+    trained: sa.Engine, topics_web: WebBoxThread
 ) -> None:
-    # examples as text files: no links between them, so no version before the crawl
-    store_import(engine, from_directory(write_tree_dir(tmp_path / "tree")))
-    set_good(engine, ["topics.sports"], True)
-    train_model(engine)
+    engine = trained  # examples as text files: no links between them, no version yet
     assert _rows(engine, "SELECT count(*) FROM model WHERE kind = 'link'")[0][0] == 0
     prepare_strategy(engine, Strategy.SOFT)
     plan = CrawlPlan(Strategy.SOFT, "topics.sports", SEEDS, 110, topics_web.proxy, 2, 4, 0)

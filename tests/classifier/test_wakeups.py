@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 
 import sqlalchemy as sa
 
-from focuscrawl.classifier import Classifier, train_model
+from focuscrawl.classifier import Classifier
 from focuscrawl.crawler.config import Mode
 from focuscrawl.database import engine_dsn
 from focuscrawl.notify import PAGES_STORED, Listener
-from focuscrawl.taxonomy import set_good
-from focuscrawl.taxonomy_import import from_directory, store_import
 from focuscrawl.webbox import WebBoxThread
-from tests.classifier.topics import page_url, write_tree_dir
+from tests.classifier.topics import page_url
 from tests.crawler.conftest import crawl
 
 SEEDS = [page_url("topics.sports.cycling", i) for i in (1, 2)]
@@ -61,11 +58,9 @@ def test_a_listener_wakes_on_notify_and_survives_a_cut_connection(engine: sa.Eng
 
 
 def test_a_cut_listener_mid_crawl_loses_no_page_and_no_estimate(
-    engine: sa.Engine, topics_web: WebBoxThread, tmp_path: Path
+    trained: sa.Engine, topics_web: WebBoxThread
 ) -> None:
-    store_import(engine, from_directory(write_tree_dir(tmp_path / "tree")))
-    set_good(engine, ["topics.sports"], True)
-    train_model(engine)
+    engine = trained
     # the fallback poll is slow: a crawl this size finishes quickly only when woken
     classifier = Classifier(engine, poll_seconds=1.0)
     runner = threading.Thread(target=classifier.run, daemon=True)

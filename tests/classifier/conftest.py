@@ -1,0 +1,23 @@
+"""Fixtures of the classifier's tests against a real database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from focuscrawl.classifier import train_model
+from focuscrawl.taxonomy import set_good
+from focuscrawl.taxonomy_import import from_directory, store_import
+from tests.classifier.topics import write_tree_dir
+
+
+@pytest.fixture
+def trained(engine: sa.Engine, tmp_path: Path) -> sa.Engine:
+    """The topic tree's examples as text files (no links between them), sports good,
+    the page classifier trained: no link learner version yet."""
+    store_import(engine, from_directory(write_tree_dir(tmp_path / "tree")))
+    set_good(engine, ["topics.sports"], True)
+    train_model(engine)
+    return engine
