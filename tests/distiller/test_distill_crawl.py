@@ -16,6 +16,7 @@ from focuscrawl.crawler.config import Mode
 from focuscrawl.distiller import boost, run_hits, top
 from focuscrawl.taxonomy import set_good
 from focuscrawl.taxonomy_import import from_corpus, store_import
+from focuscrawl.urls import oid_of
 from focuscrawl.webbox import WebBox, WebBoxThread, load_corpus
 from tests.crawler.conftest import crawl
 
@@ -63,7 +64,14 @@ def test_hubs_authorities_and_boost_on_wikispeedia(
     assert raised
     with engine.connect() as c:
         before = c.exec_driver_sql("SELECT max(fetch_seq) FROM doc_fetch").scalar_one()
-    crawl(engine, wikispeedia_web.proxy, [], mode=Mode.SOFT, max_pages=len(raised), threads=1,
+        # a URL that already failed once waits for its retry behind every untried URL
+        # (num_tries leads the frontier order), boosted or not
+        untried = c.exec_driver_sql(
+            "SELECT count(*) FROM doc WHERE oid = ANY(%(o)s) AND num_tries = 0",
+            {"o": [oid_of(url) for url in raised]},
+        ).scalar_one()
+    assert untried
+    crawl(engine, wikispeedia_web.proxy, [], mode=Mode.SOFT, max_pages=untried, threads=1,
           batch_per_thread=4)  # fmt: skip
     with engine.connect() as c:
         taken = c.exec_driver_sql(
