@@ -95,11 +95,9 @@ def test_the_link_learner_learns_online_and_estimates_record_their_version(
 
 
 def test_out_links_are_estimated_at_check_in_and_only_rise(
-    engine: sa.Engine, topics_dir: Path, topics_web: WebBoxThread
+    trained_with_links: sa.Engine, topics_web: WebBoxThread
 ) -> None:
-    store_import(engine, from_corpus(topics_dir, 0.5, seed=1))
-    set_good(engine, ["topics.sports"], True)
-    train_model(engine)
+    engine = trained_with_links
     model = _link_model(engine)
     crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=2, threads=1)
     rows = _rows(
@@ -121,14 +119,12 @@ def test_out_links_are_estimated_at_check_in_and_only_rise(
 
 
 def test_rescore_trains_the_learner_afresh_for_the_new_marks(
-    engine: sa.Engine, topics_dir: Path, topics_web: WebBoxThread
+    trained_with_links: sa.Engine, topics_web: WebBoxThread
 ) -> None:
     from focuscrawl.classifier import Classifier
     from focuscrawl.classifier.rescore import rescore
 
-    store_import(engine, from_corpus(topics_dir, 0.5, seed=1))
-    set_good(engine, ["topics.sports"], True)
-    train_model(engine)
+    engine = trained_with_links
     crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=30, threads=2)
     Classifier(engine).run(once=True)
     assert _ranking(_link_model(engine)) > 0.9
