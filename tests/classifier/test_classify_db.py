@@ -14,7 +14,7 @@ from focuscrawl.classifier import Classifier, latest_model
 from focuscrawl.classifier.rescore import rescore
 from focuscrawl.classifier.tokens import document_text
 from focuscrawl.crawler.config import Mode
-from focuscrawl.errors import TaxonomyError
+from focuscrawl.errors import ConfigError, TaxonomyError
 from focuscrawl.schema import SEED_PRIORITY
 from focuscrawl.taxonomy import load_tree, set_good
 from focuscrawl.taxonomy_import import Example, TaxonomyImport, from_directory, store_import
@@ -204,3 +204,22 @@ def test_max_backlog_holds_the_crawler_until_the_classifier_catches_up(
     finally:
         crawler.stop_event.set()
         running.join()
+
+
+def test_an_unknown_crawl_estimate_is_one_clear_error_and_scores_nothing(
+    trained: sa.Engine, topics_web: WebBoxThread
+) -> None:
+    engine = trained
+    stats = crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=3, threads=1)
+    with engine.begin() as connection:  # a broken setting, as a hand-edited table gives
+        connection.exec_driver_sql(
+            "UPDATE crawl_setting SET value = 'bogus' WHERE name = 'estimate'"
+        )
+    with pytest.raises(ConfigError, match="'bogus'; it must be one of") as raised:
+        Classifier(engine).run(once=True)
+    assert "\n" not in str(raised.value)
+    with engine.connect() as connection:
+        unscored = connection.exec_driver_sql(
+            "SELECT count(*) FROM doc_fetch WHERE fetch_seq IS NOT NULL AND model_id IS NULL"
+        ).scalar()
+    assert unscored == stats.fetched == 3  # the batch rolled back: nothing half-written
