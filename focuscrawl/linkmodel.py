@@ -239,7 +239,7 @@ class LinkModel:
         """The nonzero weights (a model has seen a small part of the hashed space)."""
         nonzero = np.flatnonzero(self.weights).astype(np.int32)
         buffer = io.BytesIO()
-        np.savez_compressed(
+        np.savez(  # uncompressed: the values are floats, and the indices few
             buffer,
             index=nonzero,
             value=self.weights[nonzero].astype(np.float32),

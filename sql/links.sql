@@ -135,6 +135,11 @@ INSERT INTO model (kind, taxonomy_digest, examples, params, weights)
 VALUES ('link', %(digest)s, %(examples)s, %(params)s, %(weights)s)
 RETURNING model_id;
 
+-- newest_link_model_head --
+-- The newest version's id and parameters, without its weights (read every batch).
+SELECT model_id, params FROM model WHERE kind = 'link' AND length(weights) > 0
+ORDER BY model_id DESC LIMIT 1;
+
 -- newest_link_model --
 SELECT model_id, taxonomy_digest, examples, params, weights
 FROM model WHERE kind = 'link' ORDER BY model_id DESC LIMIT 1;

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from sklearn.linear_model import SGDClassifier
 from sqlalchemy.engine import Connection
 
 from focuscrawl.database import execute
@@ -90,6 +89,10 @@ class _Sgd:
     """scikit-learn's SGD logistic regression, restartable from a stored version."""
 
     def __init__(self, model: LinkModel | None = None, steps: float = 0.0) -> None:
+        # imported here: scikit-learn takes most of a second to import, and every CLI
+        # command (a crawler's too) would pay it
+        from sklearn.linear_model import SGDClassifier
+
         self.sgd = SGDClassifier(loss="log_loss", alpha=ALPHA, shuffle=False)
         if model is not None:
             self.sgd.coef_ = model.weights.astype(np.float64)[None, :]
@@ -181,8 +184,11 @@ def newest_link_model(connection: Connection) -> LinkModel | None:
     row = execute(connection, queries["newest_link_model"]).first()
     if row is None or not row.weights:
         return None
-    params = row.params if isinstance(row.params, dict) else json.loads(row.params)
-    return LinkModel.from_bytes(bytes(row.weights), row.model_id, params)
+    return LinkModel.from_bytes(bytes(row.weights), row.model_id, _params(row.params))
+
+
+def _params(stored: Any) -> dict[str, Any]:
+    return stored if isinstance(stored, dict) else json.loads(stored)
 
 
 class LinkLearner:
@@ -191,20 +197,27 @@ class LinkLearner:
     def __init__(self) -> None:
         self.versions = 0  # stored by this process
 
+    @staticmethod
+    def warm_up() -> None:
+        """Import scikit-learn now (most of a second), not in the first batch that learns."""
+        import sklearn.linear_model  # noqa: F401
+
     def learn(self, connection: Connection, tree: Tree, parent: bool = True) -> LinkModel | None:
         """Learn from the queued examples when enough are queued and no other classifier
         is learning; the new version, or None. Runs in the caller's transaction. With no
         version yet (no links between examples), the first is learned from the queue
         (``parent``: whether the parent's relevance is a feature)."""
-        newest = newest_link_model(connection)
-        learned = 0 if newest is None else int(newest.params.get("learned", 0))
+        head = execute(connection, queries["newest_link_model_head"]).first()
+        params = {} if head is None else _params(head.params)
+        learned = int(params.get("learned", 0))
         queue = execute(connection, queries["queued_link_examples"]).one()
         if queue.queued < max(RETRAIN_MIN, RETRAIN_SHARE * learned):
             return None
-        if newest is None and not queue.relevant:
+        if head is None and not queue.relevant:
             return None  # a first version needs something relevant to learn from
         if not execute(connection, queries["lock_link_learner"]).scalar_one():
             return None
+        newest = newest_link_model(connection)  # its weights: only to learn on from them
         examples = [
             Example(_parts(r), float(r.label))
             for r in execute(connection, queries["take_link_examples"])

@@ -96,6 +96,8 @@ class Classifier:
         self.stop_event.set()
 
     def run(self, once: bool = False) -> ClassifyStats:
+        if not once:
+            self.learner.warm_up()
         listener = None if once else Listener(engine_dsn(self.engine), PAGES_STORED)
         try:
             return self._run(once, listener)

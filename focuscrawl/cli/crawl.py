@@ -69,6 +69,13 @@ def run(
             show_default=False,
         ),
     ] = None,
+    backlog_share: Annotated[
+        float,
+        typer.Option(
+            help="soft/hard: the backlog grows to this share of the pages fetched so far "
+            "(at least --max-backlog)."
+        ),
+    ] = 0.0,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
     """Run one crawler process until the frontier is exhausted, --max-pages, or SIGTERM."""
@@ -83,6 +90,7 @@ def run(
         revisit_after_seconds=revisit_after,
         revisit_share=revisit_share,
         max_backlog=max_backlog,
+        backlog_share=backlog_share,
         quiet=quiet,
     )
     if idle_exit is not None:  # 0: wait for work forever

@@ -183,6 +183,13 @@ def eval_command(
     backlog: Annotated[
         int, typer.Option(help="soft/hard: pages the crawler may run ahead of the classifier.")
     ] = 4,
+    backlog_share: Annotated[
+        float,
+        typer.Option(
+            help="soft/hard: the backlog grows to this share of the pages fetched so far "
+            "(rounds of at most 64 URLs; 0: fixed)."
+        ),
+    ] = 0.0,
     distill_every: Annotated[
         int | None,
         typer.Option(
@@ -239,6 +246,7 @@ def eval_command(
         robustness=robustness,
         threads=threads,
         backlog=backlog,
+        backlog_share=backlog_share,
         distill_every=distill_every,
         boost=boost,
     )

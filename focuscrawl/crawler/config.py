@@ -76,6 +76,10 @@ class CrawlConfig:
     #: soft/hard: claim nothing while this many fetched pages (stored, in flight or
     #: queued) wait for the classifier, so the frontier order never runs ahead of it
     max_backlog: int | None = None
+    #: ... and the backlog grows with the crawl: at least max_backlog, and this share of
+    #: the pages fetched so far (0: fixed). Young estimates move with every page; a
+    #: mature frontier hardly moves for a round of pages (docs/focus.md, measured)
+    backlog_share: float = 0.0
     #: claim the next batch (of at most max_backlog URLs) only when the last one is
     #: fetched, stored and, when focused, scored: a crawl that repeats exactly for the
     #: same seeds (the evaluation's)
@@ -113,5 +117,7 @@ class CrawlConfig:
             raise ConfigError("max_tries must be at least 1")
         if self.max_backlog is not None and self.max_backlog < 1:
             raise ConfigError("--max-backlog must be at least 1")
+        if not 0.0 <= self.backlog_share <= 1.0:
+            raise ConfigError("--backlog-share must be between 0 and 1")
         if not 0.0 <= self.revisit_share <= 1.0:
             raise ConfigError("--revisit-share must be between 0 and 1")

@@ -50,6 +50,8 @@ RECOVER_EVERY_S = 30.0
 LOCKSTEP_POLL_S = 0.002
 #: waiting for the classifier, woken by its notification: the poll if none comes
 SCORED_FALLBACK_S = 0.05
+#: waiting for the classifier this long without a page scored: say so, once
+CLASSIFIER_WAIT_WARN_S = 30.0
 #: redirects of a robots.txt followed (RFC 9309: at least five); past them, or to
 #: nowhere, the file counts as unavailable, like a 4xx: everything is allowed
 MAX_ROBOTS_REDIRECTS = 5
@@ -120,6 +122,7 @@ class Crawler:
         #: focused crawls that wait for the classifier listen for its scores
         self._scored: Listener | None = None
         self._behind_classifier = False
+        self._waiting_since: float | None = None  # behind the classifier since (monotonic)
         #: lockstep: called with the pages fetched so far before each claim (the
         #: evaluation runs its distiller there, so that a crawl repeats exactly)
         self.between_rounds: Callable[[int], None] | None = None
@@ -214,10 +217,12 @@ class Crawler:
                 if room:
                     if self.between_rounds is not None:
                         self.between_rounds(self.stats.fetched)
-                    focused = self.config.mode.focused and self.config.max_backlog
-                    room = min(batch, self.config.max_backlog or batch) if focused else batch
+                    backlog = self._backlog() if self.config.mode.focused else None
+                    room = batch if backlog is None else min(batch, backlog)
             else:
                 room = self._room_behind_classifier(queued + busy)
+            if room:
+                self._waiting_since = None
             if queued < batch and room:
                 claimed = self._claim(min(batch, room))
                 if claimed or sum(self.scheduler.outstanding()) or not self.store.idle:
@@ -233,11 +238,27 @@ class Crawler:
                 self._report()
                 next_report = now + 5
             if self._behind_classifier and self._scored is not None:
+                self._waited(now)
                 # woken when a classifier commits scores; the timeout is the fallback poll
-                self._scored.wait(SCORED_FALLBACK_S)
+                if self._scored.wait(SCORED_FALLBACK_S):
+                    self._waiting_since = None
                 self._behind_classifier = False
             else:
                 self.stop_event.wait(LOCKSTEP_POLL_S if self._scored is not None else 0.05)
+
+    def _waited(self, now: float) -> None:
+        """Say once when the crawl has waited long for a classifier that scores nothing."""
+        if self._waiting_since is None:
+            self._waiting_since = now
+        elif now - self._waiting_since >= CLASSIFIER_WAIT_WARN_S:
+            self._waiting_since = float("inf")  # said
+            message = (
+                f"waiting {CLASSIFIER_WAIT_WARN_S:.0f} s for the classifier to score the "
+                "pages fetched: is `focuscrawl classify run` running against this database?"
+            )
+            log.warning("event=waiting_for_classifier")
+            if not self.config.quiet:
+                print(f"focuscrawl: {message}", file=sys.stderr, flush=True)
 
     def _round_done(self, outstanding: int) -> int:
         """Lockstep: whether the last claim is fetched, stored and (when focused) scored.
@@ -255,7 +276,7 @@ class Crawler:
 
     def _room_behind_classifier(self, outstanding: int) -> int:
         """How many more URLs may be claimed before the classifier catches up (--max-backlog)."""
-        limit = self.config.max_backlog
+        limit = self._backlog()
         if limit is None or not self.config.mode.focused:
             return sys.maxsize
         ahead = outstanding + self.store.unwritten
@@ -267,6 +288,13 @@ class Crawler:
         room = max(limit - ahead - int(lag[0][0] if lag else limit), 0)
         self._behind_classifier = room == 0
         return room
+
+    def _backlog(self) -> int | None:
+        """Pages the crawl may run ahead of the classifier now (None: no bound)."""
+        limit = self.config.max_backlog
+        if limit is None:
+            return None
+        return max(limit, int(self.config.backlog_share * self.stats.fetched))
 
     def _reached_max(self) -> bool:
         limit = self.config.max_pages

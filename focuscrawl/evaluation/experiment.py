@@ -80,6 +80,8 @@ class EvalOptions:
     robustness: bool = False
     threads: int = 4
     backlog: int = 4
+    #: focused rounds grow to this share of the pages fetched so far (0: fixed)
+    backlog_share: float = 0.0
     #: focused crawls distil every this many pages; None: a quarter of the budget N
     distill_every: int | None = None
     #: after each distiller run, give the best hubs' unvisited neighbours seed rank
@@ -180,6 +182,7 @@ def _plan(
     return CrawlPlan(
         strategy, topic, seeds, budget, proxy, options.threads, options.backlog,
         distill_interval(options.distill_every, pages), options.boost,
+        options.backlog_share,
     )  # fmt: skip
 
 

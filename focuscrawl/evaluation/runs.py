@@ -31,7 +31,10 @@ from focuscrawl.taxonomy_import import TaxonomyImport, store_import
 
 __all__ = ["CrawlPlan", "CrawlTrace", "prepare_database", "prepare_strategy", "run_crawl"]
 
-CLASSIFIER_POLL_S = 0.003
+#: the classifier is woken by the store's notification; this is the fallback poll
+CLASSIFIER_POLL_S = 0.25
+#: the largest focused round (a crawl whose rounds grow, CrawlPlan.backlog_share)
+ROUND_MOST = 64
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class CrawlPlan:
     distill_every: int = 500
     #: ... and give the best hubs' unvisited neighbours seed rank after each run
     boost: bool = False
+    #: focused rounds grow to this share of the pages fetched so far (at most ROUND_MOST)
+    backlog_share: float = 0.0
 
     @property
     def mode(self) -> Mode:
@@ -116,12 +121,13 @@ def run_crawl(
         threads=plan.threads,
         # a focused round is plan.backlog URLs; the baselines' order ignores estimates,
         # and bigger rounds fetch them in the very same order
-        batch_per_thread=2 if focused else 8,
+        batch_per_thread=max(2, ROUND_MOST // plan.threads) if focused else 8,
         max_pages=plan.pages,
         host_delay=0.0,
         idle_exit_seconds=3.0,
         quiet=True,
         max_backlog=plan.backlog,
+        backlog_share=plan.backlog_share,
         lockstep=True,
         estimate=plan.strategy.estimate,
         fetch=FetchConfig(proxy=plan.proxy),

@@ -49,7 +49,9 @@ def test_tokens_are_lowercase_letter_runs() -> None:
     assert counts.tolist() == [[1.0, 2.0]]
 
 
-@given(st.text(alphabet=st.sampled_from("aZq x_1-'\n\tÉéK\u212a\u0130ß"), max_size=30))
+@given(
+    st.text(alphabet=st.sampled_from("aZq x_1-'\n\tÉéK\u212a\u0130ß—\u00a0٣\u0301ﬁ"), max_size=30)
+)
 def test_counted_terms_are_the_regex_definition_of_a_term(text: str) -> None:
     """The byte-table path for ASCII and the regex path agree with the definition:
     runs of two or more letters of the lower-cased text."""

@@ -4,15 +4,21 @@ mid-crawl, costs latency only, never a page or an estimate (the readers poll as 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
+import pytest
 import sqlalchemy as sa
 
 from focuscrawl.classifier import Classifier
-from focuscrawl.crawler.config import Mode
+from focuscrawl.crawler import process
+from focuscrawl.crawler.config import CrawlConfig, Mode
+from focuscrawl.crawler.fetch import FetchConfig
+from focuscrawl.crawler.process import Crawler, CrawlStats
 from focuscrawl.database import engine_dsn
 from focuscrawl.notify import PAGES_STORED, Listener
+from focuscrawl.seeds import add_seeds
 from focuscrawl.webbox import WebBoxThread
 from tests.classifier.topics import page_url
 from tests.crawler.conftest import crawl
@@ -100,3 +106,78 @@ def test_a_cut_listener_mid_crawl_loses_no_page_and_no_estimate(
         ).scalar()
     assert unscored == 0  # every fetched page was scored, before and after the cut
     assert unestimated == 0  # and every out-link of a scored page has its estimate
+
+
+def test_two_crawlers_and_two_classifiers_at_once_stay_correct(
+    trained_with_links: sa.Engine, topics_web: WebBoxThread
+) -> None:
+    """Two crawler processes claim (a backlog that grows with the crawl) and two
+    classifiers score and learn, all woken by each other: every page is fetched once and
+    scored once, and every out-link of a scored page has its estimate."""
+    engine = trained_with_links
+    classifiers = [Classifier(engine, poll_seconds=1.0) for _ in range(2)]
+    runners = [threading.Thread(target=c.run, daemon=True) for c in classifiers]
+    results: list[CrawlStats] = []
+
+    def crawl_some(seeds: list[str]) -> None:
+        options = {"max_pages": 50, "max_backlog": 4, "backlog_share": 0.25, "threads": 4}
+        results.append(crawl(engine, topics_web.proxy, seeds, mode=Mode.SOFT, **options))
+
+    crawlers = [threading.Thread(target=crawl_some, args=([seed],), daemon=True) for seed in SEEDS]
+    for thread in runners + crawlers:
+        thread.start()
+    try:
+        for thread in crawlers:
+            thread.join(120)
+        fetched = sum(stats.fetched for stats in results)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and sum(c.stats.scored for c in classifiers) < fetched:
+            time.sleep(0.05)
+    finally:
+        for classifier in classifiers:
+            classifier.stop()
+        for runner in runners:
+            runner.join(30)
+    assert len(results) == 2 and fetched == 100
+    assert all(c.stats.scored > 0 for c in classifiers)  # both took part
+    with engine.connect() as connection:
+        stored, scored = connection.exec_driver_sql(
+            "SELECT count(*), count(f.model_id) FROM doc AS d JOIN doc_fetch AS f "
+            "ON f.oid = d.oid WHERE d.state = 2"
+        ).one()
+        unestimated = connection.exec_driver_sql(
+            "SELECT count(*) FROM doc AS d WHERE d.state = 0 AND d.relevance = '-Infinity' "
+            "AND EXISTS (SELECT FROM link AS l JOIN doc_fetch AS f ON f.oid = l.oid_src "
+            "WHERE l.oid_dst = d.oid AND f.model_id IS NOT NULL)"
+        ).scalar()
+    assert stored == fetched  # no page fetched twice (a page is one row)
+    assert scored == stored == sum(c.stats.scored for c in classifiers)  # each scored once
+    assert unestimated == 0
+
+
+def test_a_crawl_waiting_for_no_classifier_says_so(
+    trained: sa.Engine,
+    topics_web: WebBoxThread,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """--max-backlog with no classifier running: the crawl stops claiming at its backlog
+    (nothing fetched is lost) and says what it waits for, rather than hang in silence."""
+    monkeypatch.setattr(process, "CLASSIFIER_WAIT_WARN_S", 0.3)
+    with trained.begin() as connection:
+        add_seeds(connection, SEEDS)
+    config = CrawlConfig(
+        mode=Mode.SOFT, threads=2, host_delay=0.0, quiet=True, max_backlog=3,
+        idle_exit_seconds=None, fetch=FetchConfig(proxy=topics_web.proxy),
+    )  # fmt: skip
+    crawler = Crawler(trained, config)
+    stopper = threading.Timer(3.0, crawler.stop_event.set)
+    stopper.start()
+    with caplog.at_level(logging.WARNING, logger="focuscrawl.crawler"):
+        stats = crawler.run()
+    stopper.cancel()
+    assert stats.fetched == 3  # its backlog, and no more
+    assert "event=waiting_for_classifier" in caplog.text
+    with trained.connect() as connection:
+        stored = connection.exec_driver_sql("SELECT count(*) FROM doc WHERE state = 2").scalar()
+    assert stored == 3

@@ -1,0 +1,335 @@
+"""Focus at full speed: a free-running soft crawl against the same seeds' lockstep crawl.
+
+    python bench/focus_speed.py [--parts wikispeedia,generated,polite] [--topic T]
+        [--wikispeedia-pages 4000] [--generated-pages 100000] [--generated-hosts 1000]
+        [--generated-budget 10000] [--threads 16] [--max-backlog N] [--backlog-share F]
+        [--polite-seconds 60] [--corpus-home DIR]
+
+Three measurements, each in databases of their own on one throw-away embedded server,
+against a web-in-a-box subprocess:
+
+``wikispeedia`` and ``generated`` (a generated web of --generated-pages pages on
+--generated-hosts hosts): 10 relevant seeds of --topic (on a generated web without it,
+its largest topic). First the **lockstep** crawl of the evaluation (``focuscrawl eval``:
+rounds of 4 URLs, each fetched, stored and scored before the next), the harvest to
+match. Then the **free** crawl a user runs: ``focuscrawl crawl run --mode soft`` and
+``focuscrawl classify run`` as two processes, woken by each other's notifications, host
+delay 0. Its end-to-end rate counts from the crawler's start until the last fetched
+page is scored. Harvest = the true share of relevant pages among the first N fetched
+(N = the topic's size, or the budget when smaller), and over the whole budget.
+
+``polite``: the generated web with a 1 s host delay: a free soft crawl for
+--polite-seconds. The politeness bound is what the rule allows: each second, one page
+from every host that has an unvisited URL in the frontier (sampled every second). The
+crawl's rate is given as a share of that bound.
+
+Writes bench/results/focus_speed.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import CpuMeter, scratch_engine, server_pid, write_results
+from sqlalchemy.engine import Engine
+
+from focuscrawl.database import drop_database, execute, sibling_database
+from focuscrawl.evaluation.runs import CrawlPlan, prepare_database, prepare_strategy, run_crawl
+from focuscrawl.evaluation.strategies import Strategy
+from focuscrawl.evaluation.truth import GroundTruth, load_truth, sweep_topics
+from focuscrawl.queries import queries
+from focuscrawl.seeds import add_seeds
+from focuscrawl.taxonomy_import import from_corpus
+from focuscrawl.webbox.process import start_server_process
+
+DEFAULT_TOPIC = "subject.Science.Biology"
+SEEDS = 10
+#: unvisited hosts: what the politeness rule lets a crawl ask for in the next second
+HOSTS_WITH_WORK = """
+SELECT count(DISTINCT sid) FROM doc WHERE state = 0 AND num_tries = 0
+"""
+
+LISTENING = (
+    "SELECT count(*) FROM pg_stat_activity "
+    "WHERE query LIKE 'LISTEN %%' AND datname = current_database()"
+)
+LINK_VERSIONS = "SELECT count(*) FROM model WHERE kind = 'link'"
+
+
+def _url(engine: Engine) -> str:
+    return engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def _fetched(engine: Engine) -> list[str]:
+    with engine.connect() as connection:
+        return [r.url for r in execute(connection, queries["fetched_in_order"])]
+
+
+def _backlog(engine: Engine) -> int:
+    with engine.connect() as connection:
+        return int(execute(connection, queries["classifier_backlog"]).scalar_one())
+
+
+def _wait_listening(engine: Engine) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with engine.connect() as connection:
+            if connection.exec_driver_sql(LISTENING).scalar_one():
+                return
+        time.sleep(0.05)
+    raise RuntimeError("the classifier did not start listening within 60 s")
+
+
+def _harvest(urls: list[str], relevant: frozenset[str], first: int) -> float:
+    head = urls[:first]
+    return round(sum(url in relevant for url in head) / max(len(head), 1), 3)
+
+
+class Web:
+    """One corpus served, its truth, taxonomy sample and topic, and a template database
+    with the taxonomy, the topic marked good and the trained models."""
+
+    def __init__(self, server: Engine, home: Path, corpus: Path, topic: str, name: str) -> None:
+        self.server = server
+        self.home = home
+        self.truth: GroundTruth = load_truth(corpus)
+        if topic not in sweep_topics(self.truth):  # a generated web: a topic of ~2% of it
+            sizes = {t: len(self.truth.relevant(t)) for t in sweep_topics(self.truth)}
+            topic = min(sizes, key=lambda t: abs(sizes[t] - len(self.truth.labels) / 50))
+        self.topic = topic
+        self.relevant = self.truth.relevant(topic)
+        self.seeds = self.truth.seeds(topic, SEEDS, 1)
+        self.template = f"{name}_template"
+        target = sibling_database(server, self.template)
+        try:
+            prepare_database(target, from_corpus(corpus, 0.3, seed=1), topic)
+            prepare_strategy(target, Strategy.SOFT)
+        finally:
+            target.dispose()
+        self.process, self.proxy = start_server_process(home, str(corpus), "--no-faults")
+
+    def database(self, name: str) -> Engine:
+        return sibling_database(self.server, name, template=self.template)
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.communicate()
+        drop_database(self.server, self.template)
+
+    def measure(self, urls: list[str], budget: int) -> dict[str, Any]:
+        first = min(len(self.relevant), budget)
+        return {
+            "fetched": len(urls),
+            "first_n": first,
+            "harvest_first_n": _harvest(urls, self.relevant, first),
+            "harvest_budget": _harvest(urls, self.relevant, budget),
+        }
+
+
+def lockstep(web: Web, budget: int) -> dict[str, Any]:
+    """The evaluation's crawl: rounds of 4 URLs, each scored before the next claim."""
+    engine = web.database("focus_speed_lockstep")
+    try:
+        plan = CrawlPlan(Strategy.SOFT, web.topic, web.seeds, budget, web.proxy, distill_every=0)
+        trace = run_crawl(engine, plan, web.truth)
+        urls = _fetched(engine)
+    finally:
+        engine.dispose()
+        drop_database(web.server, "focus_speed_lockstep")
+    return {**web.measure(urls, budget), "seconds": trace.seconds,
+            "pages_per_s": round(len(urls) / trace.seconds, 1)}  # fmt: skip
+
+
+def free(
+    web: Web,
+    budget: int | None,
+    options: list[str],
+    host_delay: float = 0.0,
+    seconds: float | None = None,
+) -> dict[str, Any]:
+    """``focuscrawl crawl run`` and ``classify run`` side by side, until ``budget`` pages
+    or ``seconds``; the end-to-end rate and harvest, and each second's hosts with work."""
+    name = "focus_speed_free"
+    engine = web.database(name)
+    cli = [sys.executable, "-m", "focuscrawl", "--home", str(web.home), "--database-url"]
+    cli.append(_url(engine))
+    run = ["crawl", "run", "--mode", "soft", "--proxy", web.proxy, "--quiet"]
+    run += ["--host-delay", str(host_delay), *options]
+    if budget is not None:
+        run += ["--max-pages", str(budget)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
+    hosts: list[tuple[float, int]] = []
+    try:
+        with engine.begin() as connection:
+            add_seeds(connection, web.seeds)
+        classifier = subprocess.Popen([*cli, "classify", "run", "--quiet"], env=env)
+        _wait_listening(engine)  # started, as a classifier that runs before a crawl is
+        with engine.connect() as connection:
+            postmaster = server_pid(connection)
+        crawler: subprocess.Popen[bytes] | None = None
+
+        def roles() -> dict[int, str]:
+            watched = {web.process.pid: "webbox", classifier.pid: "classifier"}
+            return watched if crawler is None else {**watched, crawler.pid: "crawler"}
+
+        with CpuMeter(roles, postmaster) as meter:
+            start = time.perf_counter()
+            crawler = subprocess.Popen([*cli, *run], env=env)
+            spy = os.environ.get("FOCUS_SPEED_PYSPY")  # profile the two with this py-spy
+            for role, pid in (
+                (("crawler", crawler.pid), ("classifier", classifier.pid)) if spy else ()
+            ):
+                out = f"/tmp/prof_{role}.txt"
+                subprocess.Popen(
+                    [spy, "record", "-o", out, "-f", "raw", "-r", "100", "--gil", "--pid", str(pid)]
+                )
+            done = threading.Event()
+
+            def sample() -> None:  # each second: the hosts a polite crawl may ask a page of
+                while not done.wait(1.0):
+                    with engine.connect() as connection:
+                        count = connection.exec_driver_sql(HOSTS_WITH_WORK).scalar_one()
+                    hosts.append((time.perf_counter() - start, int(count)))
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            try:
+                crawler.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                crawler.send_signal(signal.SIGTERM)
+                crawler.wait()
+            crawl_seconds = time.perf_counter() - start
+            done.set()
+            sampler.join()
+            while _backlog(engine):
+                time.sleep(0.05)
+            end_to_end = time.perf_counter() - start
+        classifier.terminate()
+        classifier.wait()
+        urls = _fetched(engine)
+        with engine.connect() as connection:
+            versions = connection.exec_driver_sql(LINK_VERSIONS).scalar_one()
+    finally:
+        engine.dispose()
+        drop_database(web.server, name)
+    measured = web.measure(urls, budget or len(urls))
+    bound = sum(count for _, count in hosts) / max(host_delay, 1e-9)
+    return {
+        **measured,
+        "crawl_seconds": round(crawl_seconds, 1),
+        "end_to_end_seconds": round(end_to_end, 1),
+        "end_to_end_pages_per_s": round(len(urls) / end_to_end, 1),
+        "options": options,
+        "link_model_versions": versions,
+        "cpu_seconds": meter.seconds(),
+        **(
+            {
+                "host_delay": host_delay,
+                "hosts_with_work_per_second": [c for _, c in hosts],
+                "politeness_bound_pages": round(bound),
+                "share_of_politeness_bound": round(len(urls) / max(bound, 1), 3),
+            }
+            if host_delay
+            else {}
+        ),
+    }
+
+
+def compare(
+    web: Web, budget: int, options: list[str], skip_lockstep: bool = False
+) -> dict[str, Any]:
+    locked = {"harvest_first_n": float("nan")} if skip_lockstep else lockstep(web, budget)
+    print(f"  lockstep: {locked}", flush=True)
+    running = free(web, budget, options)
+    print(f"  free:     {running}", flush=True)
+    return {
+        "topic": web.topic,
+        "relevant_pages": len(web.relevant),
+        "budget": budget,
+        "lockstep": locked,
+        "free": running,
+        "harvest_difference": round(running["harvest_first_n"] - locked["harvest_first_n"], 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", default="wikispeedia,generated,polite")
+    parser.add_argument("--topic", default=DEFAULT_TOPIC)
+    parser.add_argument("--wikispeedia-pages", type=int, default=4_000)
+    parser.add_argument("--generated-pages", type=int, default=100_000)
+    parser.add_argument("--generated-hosts", type=int, default=1_000)
+    parser.add_argument("--generated-budget", type=int, default=10_000)
+    parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument("--max-backlog", type=int, default=None)
+    parser.add_argument("--backlog-share", type=float, default=None)
+    parser.add_argument("--polite-seconds", type=float, default=60.0)
+    parser.add_argument("--skip-lockstep", action="store_true", help="free crawls only")
+    parser.add_argument(
+        "--corpus-home",
+        default=os.environ.get("FOCUSCRAWL_HOME", "~/.local/share/focuscrawl"),
+        help="a focuscrawl home with the wikispeedia corpus imported",
+    )
+    args = parser.parse_args()
+    parts = args.parts.split(",")
+    options = ["--threads", str(args.threads)]
+    if args.max_backlog is not None:
+        options += ["--max-backlog", str(args.max_backlog)]
+    if args.backlog_share is not None:
+        options += ["--backlog-share", str(args.backlog_share)]
+    results: dict[str, Any] = {"threads": args.threads, "options": options}
+    corpus_home = Path(args.corpus_home).expanduser()
+    with (
+        tempfile.TemporaryDirectory(prefix="focuscrawl-bench-focus-") as tmp,
+        scratch_engine() as server,
+    ):
+        home = Path(tmp)
+        if "wikispeedia" in parts:
+            corpus = corpus_home / "corpora" / "wikispeedia"
+            if not (corpus / "corpus.json").is_file():
+                sys.exit(f"no Wikispeedia corpus in {corpus}: focuscrawl webbox import-wikispeedia")
+            print(f"wikispeedia, {args.wikispeedia_pages} pages:", flush=True)
+            web = Web(server, home, corpus, args.topic, "wikispeedia")
+            try:
+                results["wikispeedia"] = compare(
+                    web, args.wikispeedia_pages, options, args.skip_lockstep
+                )
+            finally:
+                web.close()
+        if "generated" in parts or "polite" in parts:
+            pages, hosts = str(args.generated_pages), str(args.generated_hosts)
+            generate = ["webbox", "generate", "--pages", pages, "--hosts", hosts]
+            cli = [sys.executable, "-m", "focuscrawl", "--home", str(home)]
+            subprocess.run([*cli, *generate, "--seed", "1"], check=True, capture_output=True)
+            corpus = home / "corpora" / "synthetic"
+            web = Web(server, home, corpus, args.topic, "generated")
+            try:
+                if "generated" in parts:
+                    print(f"generated web, {args.generated_budget} pages:", flush=True)
+                    results["generated"] = compare(
+                        web, args.generated_budget, options, args.skip_lockstep
+                    )
+                if "polite" in parts:
+                    print(f"generated web, host delay 1 s, {args.polite_seconds:.0f} s:")
+                    polite = free(web, None, options, host_delay=1.0, seconds=args.polite_seconds)
+                    print(f"  {polite}", flush=True)
+                    results["polite"] = polite
+            finally:
+                web.close()
+    path = write_results("focus_speed", results)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
