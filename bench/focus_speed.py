@@ -3,14 +3,14 @@
     python bench/focus_speed.py [--parts wikispeedia,generated,polite] [--topic T]
         [--wikispeedia-pages 4000] [--generated-pages 100000] [--generated-hosts 1000]
         [--generated-budget 10000] [--threads 16] [--max-backlog N] [--backlog-share F]
-        [--polite-seconds 60] [--corpus-home DIR]
+        [--polite-seconds 60] [--polite-hosts 1000,200] [--corpus-home DIR]
 
 Three measurements, each in databases of their own on one throw-away embedded server,
 against a web-in-a-box subprocess:
 
 ``wikispeedia`` and ``generated`` (a generated web of --generated-pages pages on
---generated-hosts hosts): 10 relevant seeds of --topic (on a generated web without it,
-its largest topic). First the **lockstep** crawl of the evaluation (``focuscrawl eval``:
+--generated-hosts hosts): 10 relevant seeds of --topic (of the generated web, the
+topic nearest 2% of its pages). First the **lockstep** crawl of the evaluation (``focuscrawl eval``:
 rounds of 4 URLs, each fetched, stored and scored before the next), the harvest to
 match. Then the **free** crawl a user runs: ``focuscrawl crawl run --mode soft`` and
 ``focuscrawl classify run`` as two processes, woken by each other's notifications, host
@@ -18,10 +18,10 @@ delay 0. Its end-to-end rate counts from the crawler's start until the last fetc
 page is scored. Harvest = the true share of relevant pages among the first N fetched
 (N = the topic's size, or the budget when smaller), and over the whole budget.
 
-``polite``: the generated web with a 1 s host delay: a free soft crawl for
---polite-seconds. The politeness bound is what the rule allows: each second, one page
-from every host that has an unvisited URL in the frontier (sampled every second). The
-crawl's rate is given as a share of that bound.
+``polite``: generated webs of --polite-hosts hosts (1,000 and 200) with a 1 s host
+delay: a free soft crawl of each for --polite-seconds. The politeness bound is what
+the rule allows: each second, one page from every host that has an unvisited URL in
+the frontier (sampled every second). The crawl's rate is given as a share of it.
 
 Writes bench/results/focus_speed.json.
 """
@@ -100,11 +100,13 @@ class Web:
     """One corpus served, its truth, taxonomy sample and topic, and a template database
     with the taxonomy, the topic marked good and the trained models."""
 
-    def __init__(self, server: Engine, home: Path, corpus: Path, topic: str, name: str) -> None:
+    def __init__(
+        self, server: Engine, home: Path, corpus: Path, topic: str | None, name: str
+    ) -> None:
         self.server = server
         self.home = home
         self.truth: GroundTruth = load_truth(corpus)
-        if topic not in sweep_topics(self.truth):  # a generated web: a topic of ~2% of it
+        if topic is None:  # the topic nearest 2% of the web's pages
             sizes = {t: len(self.truth.relevant(t)) for t in sweep_topics(self.truth)}
             topic = min(sizes, key=lambda t: abs(sizes[t] - len(self.truth.labels) / 50))
         self.topic = topic
@@ -246,6 +248,15 @@ def free(
     }
 
 
+def _generated(server: Engine, home: Path, pages: int, hosts: int) -> Web:
+    """A generated web of ``pages`` on ``hosts``, served, with its template database."""
+    name = f"generated_{hosts}"
+    generate = ["webbox", "generate", "--pages", str(pages), "--hosts", str(hosts)]
+    cli = [sys.executable, "-m", "focuscrawl", "--home", str(home)]
+    subprocess.run([*cli, *generate, "--seed", "1", "--name", name], check=True)
+    return Web(server, home, home / "corpora" / name, None, name)
+
+
 def compare(
     web: Web, budget: int, options: list[str], skip_lockstep: bool = False
 ) -> dict[str, Any]:
@@ -275,6 +286,11 @@ def main() -> None:
     parser.add_argument("--max-backlog", type=int, default=None)
     parser.add_argument("--backlog-share", type=float, default=None)
     parser.add_argument("--polite-seconds", type=float, default=60.0)
+    parser.add_argument(
+        "--polite-hosts",
+        default="1000,200",
+        help="polite: generated webs of these many hosts, one crawl each",
+    )
     parser.add_argument("--skip-lockstep", action="store_true", help="free crawls only")
     parser.add_argument(
         "--corpus-home",
@@ -307,26 +323,25 @@ def main() -> None:
                 )
             finally:
                 web.close()
-        if "generated" in parts or "polite" in parts:
-            pages, hosts = str(args.generated_pages), str(args.generated_hosts)
-            generate = ["webbox", "generate", "--pages", pages, "--hosts", hosts]
-            cli = [sys.executable, "-m", "focuscrawl", "--home", str(home)]
-            subprocess.run([*cli, *generate, "--seed", "1"], check=True, capture_output=True)
-            corpus = home / "corpora" / "synthetic"
-            web = Web(server, home, corpus, args.topic, "generated")
+        if "generated" in parts:
+            print(f"generated web, {args.generated_budget} pages:", flush=True)
+            web = _generated(server, home, args.generated_pages, args.generated_hosts)
             try:
-                if "generated" in parts:
-                    print(f"generated web, {args.generated_budget} pages:", flush=True)
-                    results["generated"] = compare(
-                        web, args.generated_budget, options, args.skip_lockstep
-                    )
-                if "polite" in parts:
-                    print(f"generated web, host delay 1 s, {args.polite_seconds:.0f} s:")
-                    polite = free(web, None, options, host_delay=1.0, seconds=args.polite_seconds)
-                    print(f"  {polite}", flush=True)
-                    results["polite"] = polite
+                budget = args.generated_budget
+                results["generated"] = compare(web, budget, options, args.skip_lockstep)
             finally:
                 web.close()
+        if "polite" in parts:
+            results["polite"] = {}
+            for hosts in (int(h) for h in args.polite_hosts.split(",")):
+                print(f"{hosts} hosts, host delay 1 s, {args.polite_seconds:.0f} s:", flush=True)
+                web = _generated(server, home, args.generated_pages, hosts)
+                try:
+                    polite = free(web, None, options, host_delay=1.0, seconds=args.polite_seconds)
+                finally:
+                    web.close()
+                print(f"  {polite}", flush=True)
+                results["polite"][str(hosts)] = polite
     path = write_results("focus_speed", results)
     print(f"wrote {path}")
 

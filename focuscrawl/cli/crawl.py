@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from focuscrawl.cli.common import engine_from, settings_from
-from focuscrawl.crawler.config import CrawlConfig, Mode
+from focuscrawl.crawler.config import BACKLOG_SHARE, FOCUSED_BACKLOG, CrawlConfig, Mode
 from focuscrawl.crawler.process import Crawler
 
 app = typer.Typer(help="Crawl: fetch, parse and store frontier URLs.", no_args_is_help=True)
@@ -64,18 +64,16 @@ def run(
     max_backlog: Annotated[
         int | None,
         typer.Option(
-            help="soft/hard: claim nothing while this many fetched pages wait for the "
-            "classifier, so the crawl never runs ahead of its relevance estimates.",
+            help="soft/hard: run at most this many pages ahead of the classifier (fetched "
+            f"and not yet scored) [{FOCUSED_BACKLOG}; 0: no bound]. A crawl that sees no "
+            "classifier scoring crawls on without waiting.",
             show_default=False,
         ),
     ] = None,
     backlog_share: Annotated[
         float,
-        typer.Option(
-            help="soft/hard: the backlog grows to this share of the pages fetched so far "
-            "(at least --max-backlog)."
-        ),
-    ] = 0.0,
+        typer.Option(help="soft/hard: the backlog grows to this share of the pages fetched."),
+    ] = BACKLOG_SHARE,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
     """Run one crawler process until the frontier is exhausted, --max-pages, or SIGTERM."""
@@ -89,7 +87,9 @@ def run(
         max_depth=max_depth,
         revisit_after_seconds=revisit_after,
         revisit_share=revisit_share,
-        max_backlog=max_backlog,
+        max_backlog=(FOCUSED_BACKLOG if mode.focused else None)
+        if max_backlog is None
+        else (max_backlog or None),
         backlog_share=backlog_share,
         quiet=quiet,
     )

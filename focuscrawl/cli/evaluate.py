@@ -11,6 +11,7 @@ import typer
 from focuscrawl.cli.common import engine_from, settings_from
 from focuscrawl.cli.progress import ProgressLine
 from focuscrawl.corpus import corpus_dir
+from focuscrawl.crawler.config import BACKLOG_SHARE
 from focuscrawl.errors import ConfigError
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.webbox.process import start_server_process
@@ -189,7 +190,7 @@ def eval_command(
             help="soft/hard: the backlog grows to this share of the pages fetched so far "
             "(rounds of at most 64 URLs; 0: fixed)."
         ),
-    ] = 0.0,
+    ] = BACKLOG_SHARE,
     distill_every: Annotated[
         int | None,
         typer.Option(

@@ -10,7 +10,13 @@ from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.errors import ConfigError
 from focuscrawl.settings import Settings, default_of
 
-__all__ = ["CrawlConfig", "Mode"]
+__all__ = ["BACKLOG_SHARE", "FOCUSED_BACKLOG", "CrawlConfig", "Mode"]
+
+#: what `crawl run` gives a focused crawl unless told otherwise: it runs at most this
+#: many pages ahead of the classifier at first, and a share of the pages fetched so far
+#: later (measured in docs/focus.md: the harvest of lockstep at most of the speed)
+FOCUSED_BACKLOG = 4
+BACKLOG_SHARE = 0.125
 
 
 class Mode(StrEnum):

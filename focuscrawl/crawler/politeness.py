@@ -37,6 +37,24 @@ class HostScheduler:
         with self._cond:
             return sum(len(q) for q in self._queues.values()), len(self._taken)
 
+    def due_within(self, horizon: float, delay: float) -> int:
+        """Queued URLs whose turn comes within ``horizon`` seconds, a host's URLs going
+        one per ``delay`` seconds (a busy host's next turn is ``delay`` away). With no
+        delay, every queued URL. URLs further off are bounded by the site cap."""
+        with self._cond:
+            if delay <= 0:
+                return sum(len(q) for q in self._queues.values())
+            now = time.monotonic()
+            turn: dict[int, float] = {}
+            for at, sid in self._ready:
+                turn[sid] = min(at, turn.get(sid, at))
+            due = 0
+            for sid, queue in self._queues.items():
+                wait = max(turn.get(sid, now + delay) - now, 0.0)
+                if queue and wait <= horizon:
+                    due += min(len(queue), 1 + int((horizon - wait) / delay))
+            return due
+
     def finished(self, claim: Claim) -> None:
         """What became of a URL a worker took is known (an outcome, or back in the queue).
         Only the first call counts."""

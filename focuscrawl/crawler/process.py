@@ -50,8 +50,19 @@ RECOVER_EVERY_S = 30.0
 LOCKSTEP_POLL_S = 0.002
 #: waiting for the classifier, woken by its notification: the poll if none comes
 SCORED_FALLBACK_S = 0.05
-#: waiting for the classifier this long without a page scored: say so, once
-CLASSIFIER_WAIT_WARN_S = 30.0
+#: a queued URL counts as work in hand (against the claim size and the backlog) when
+#: its host's turn comes within this many seconds; later ones wait on politeness
+DUE_S = 0.25
+#: a focused crawl holds at most this many seconds of a site's work (at its delay), so
+#: that under politeness its claims reach the best URLs of many sites, not a queue of one
+FOCUSED_SITE_S = 2.0
+#: a claim whose scan of the frontier found fewer URLs than it asked for while it
+#: skipped sites at their cap: the next waits this long (at least; a quarter of the
+#: host delay), rather than scan the frontier again every few milliseconds
+CLAIM_BACKOFF_S = 0.05
+#: a free crawl (not lockstep) that has waited this long for a classifier with no page
+#: scored crawls on without waiting (and says so), until a classifier scores again
+CLASSIFIER_WAIT_S = 3.0
 #: redirects of a robots.txt followed (RFC 9309: at least five); past them, or to
 #: nowhere, the file counts as unavailable, like a 4xx: everything is allowed
 MAX_ROBOTS_REDIRECTS = 5
@@ -123,6 +134,10 @@ class Crawler:
         self._scored: Listener | None = None
         self._behind_classifier = False
         self._waiting_since: float | None = None  # behind the classifier since (monotonic)
+        self._no_classifier = False  # none scored while we waited: crawl on without one
+        self._skipped_sites = 0  # sites at their cap that the last claim skipped
+        self._frontier_short = False  # the last claim found fewer URLs than it asked for
+        self._said_no_classifier = False
         #: lockstep: called with the pages fetched so far before each claim (the
         #: evaluation runs its distiller there, so that a crawl repeats exactly)
         self.between_rounds: Callable[[int], None] | None = None
@@ -204,6 +219,7 @@ class Crawler:
         next_recover = 0.0
         next_report = time.monotonic() + 5
         idle_since: float | None = None
+        next_claim = 0.0
         while not self.stop_event.is_set():
             now = time.monotonic()
             if now >= next_recover:
@@ -212,6 +228,8 @@ class Crawler:
             if self._reached_max():
                 return
             queued, busy = self.scheduler.outstanding()
+            if not self.config.lockstep:  # under politeness: what comes within DUE_S
+                queued = self.scheduler.due_within(DUE_S, self.config.host_delay)
             if self.config.lockstep:
                 room = self._round_done(queued + busy)
                 if room:
@@ -223,8 +241,11 @@ class Crawler:
                 room = self._room_behind_classifier(queued + busy)
             if room:
                 self._waiting_since = None
-            if queued < batch and room:
-                claimed = self._claim(min(batch, room))
+            if queued < batch and room and now >= next_claim:
+                asked = min(batch, room)
+                claimed = self._claim(asked)
+                if self._frontier_short and not self.config.lockstep and self._skipped_sites:
+                    next_claim = now + max(CLAIM_BACKOFF_S, self.config.host_delay / 4)
                 if claimed or sum(self.scheduler.outstanding()) or not self.store.idle:
                     idle_since = None
                 else:
@@ -237,27 +258,36 @@ class Crawler:
             if now >= next_report:
                 self._report()
                 next_report = now + 5
-            if self._behind_classifier and self._scored is not None:
+            if self._scored is None:
+                self.stop_event.wait(0.05)
+                continue
+            # behind: woken when a classifier commits scores (the timeout is the fallback
+            # poll); else a look whether one did, then a short pause
+            behind, self._behind_classifier = self._behind_classifier, False
+            if self._scored.wait(SCORED_FALLBACK_S if behind else 0.0):
+                self._waiting_since = None
+                self._no_classifier = False
+            elif behind:
                 self._waited(now)
-                # woken when a classifier commits scores; the timeout is the fallback poll
-                if self._scored.wait(SCORED_FALLBACK_S):
-                    self._waiting_since = None
-                self._behind_classifier = False
-            else:
-                self.stop_event.wait(LOCKSTEP_POLL_S if self._scored is not None else 0.05)
+            if not behind:
+                self.stop_event.wait(LOCKSTEP_POLL_S)
 
     def _waited(self, now: float) -> None:
-        """Say once when the crawl has waited long for a classifier that scores nothing."""
+        """A free crawl that waited CLASSIFIER_WAIT_S for a classifier that scored nothing
+        crawls on without waiting for one (saying so once), until one scores again."""
         if self._waiting_since is None:
             self._waiting_since = now
-        elif now - self._waiting_since >= CLASSIFIER_WAIT_WARN_S:
-            self._waiting_since = float("inf")  # said
-            message = (
-                f"waiting {CLASSIFIER_WAIT_WARN_S:.0f} s for the classifier to score the "
-                "pages fetched: is `focuscrawl classify run` running against this database?"
-            )
-            log.warning("event=waiting_for_classifier")
+        elif not self.config.lockstep and now - self._waiting_since >= CLASSIFIER_WAIT_S:
+            self._no_classifier = True
+            if self._said_no_classifier:
+                return
+            self._said_no_classifier = True
+            log.warning("event=no_classifier waited_s=%.0f", CLASSIFIER_WAIT_S)
             if not self.config.quiet:
+                message = (
+                    f"no classifier scored a page in {CLASSIFIER_WAIT_S:.0f} s: crawling on "
+                    "without waiting; start `focuscrawl classify run` to keep the crawl focused"
+                )
                 print(f"focuscrawl: {message}", file=sys.stderr, flush=True)
 
     def _round_done(self, outstanding: int) -> int:
@@ -284,6 +314,8 @@ class Crawler:
             if self.store.unwritten:
                 self.store.flush()  # the classifier waits for these: write them now
             return 0
+        if self._no_classifier:
+            return limit - ahead  # the pages it has not stored yet are still bounded
         lag = self._sql("classifier_lag", {"cap": limit}, fetch=True)
         room = max(limit - ahead - int(lag[0][0] if lag else limit), 0)
         self._behind_classifier = room == 0
@@ -312,6 +344,7 @@ class Crawler:
             if batch == 0:
                 return 0
         rows = self._claim_rows(batch)
+        self._frontier_short = len(rows) < batch
         cap = self._site_cap()
         give_back = []
         for row in rows:
@@ -329,7 +362,9 @@ class Crawler:
         """The most URLs of one site this process holds: what the site can be asked for,
         at its politeness delay, within a quarter of the lease. Site fairness is this
         bound, not a key of the frontier order: a claim skips the sites at it."""
-        return max(1, int(self.config.lease_seconds / max(self.config.host_delay, 0.01) / 4))
+        delay = max(self.config.host_delay, 0.01)
+        cap = max(1, int(self.config.lease_seconds / delay / 4))
+        return min(cap, max(1, int(FOCUSED_SITE_S / delay))) if self.config.mode.focused else cap
 
     def _claim_rows(self, batch: int) -> list[tuple[Any, ...]]:
         """Frontier URLs, and pages due for a revisit when maintenance is on."""
@@ -337,6 +372,7 @@ class Crawler:
         age = self.config.revisit_after_seconds
         revisits = 0 if age is None else int(batch * self.config.revisit_share)
         full = self.scheduler.sites_with_at_least(self._site_cap())
+        self._skipped_sites = len(full)
         rows = self._sql(
             self.config.mode.claim_statement,
             {"batch": batch - revisits, "lease_seconds": lease, "full_sites": full},

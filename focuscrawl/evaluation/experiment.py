@@ -23,6 +23,7 @@ from sqlalchemy.engine import Engine
 
 from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.corpus import read_meta
+from focuscrawl.crawler.config import BACKLOG_SHARE
 from focuscrawl.database import drop_database, sibling_database
 from focuscrawl.evaluation.metrics import (
     cumulative_share,
@@ -81,7 +82,7 @@ class EvalOptions:
     threads: int = 4
     backlog: int = 4
     #: focused rounds grow to this share of the pages fetched so far (0: fixed)
-    backlog_share: float = 0.0
+    backlog_share: float = BACKLOG_SHARE
     #: focused crawls distil every this many pages; None: a quarter of the budget N
     distill_every: int | None = None
     #: after each distiller run, give the best hubs' unvisited neighbours seed rank

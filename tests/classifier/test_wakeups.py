@@ -155,29 +155,27 @@ def test_two_crawlers_and_two_classifiers_at_once_stay_correct(
     assert unestimated == 0
 
 
-def test_a_crawl_waiting_for_no_classifier_says_so(
+def test_a_crawl_with_no_classifier_waits_then_crawls_on(
     trained: sa.Engine,
     topics_web: WebBoxThread,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """--max-backlog with no classifier running: the crawl stops claiming at its backlog
-    (nothing fetched is lost) and says what it waits for, rather than hang in silence."""
-    monkeypatch.setattr(process, "CLASSIFIER_WAIT_WARN_S", 0.3)
+    """--max-backlog with no classifier running: the crawl waits at its backlog, then,
+    as nothing gets scored, says so and crawls on without waiting (never hangs)."""
+    monkeypatch.setattr(process, "CLASSIFIER_WAIT_S", 0.5)
     with trained.begin() as connection:
         add_seeds(connection, SEEDS)
     config = CrawlConfig(
-        mode=Mode.SOFT, threads=2, host_delay=0.0, quiet=True, max_backlog=3,
-        idle_exit_seconds=None, fetch=FetchConfig(proxy=topics_web.proxy),
+        mode=Mode.SOFT, threads=2, host_delay=0.0, quiet=True, max_backlog=3, max_pages=20,
+        idle_exit_seconds=5.0, fetch=FetchConfig(proxy=topics_web.proxy),
     )  # fmt: skip
-    crawler = Crawler(trained, config)
-    stopper = threading.Timer(3.0, crawler.stop_event.set)
-    stopper.start()
+    started = time.monotonic()
     with caplog.at_level(logging.WARNING, logger="focuscrawl.crawler"):
-        stats = crawler.run()
-    stopper.cancel()
-    assert stats.fetched == 3  # its backlog, and no more
-    assert "event=waiting_for_classifier" in caplog.text
+        stats = Crawler(trained, config).run()
+    assert stats.fetched == 20
+    assert time.monotonic() - started >= 0.5  # it did wait first
+    assert caplog.text.count("event=no_classifier") == 1  # said once
     with trained.connect() as connection:
         stored = connection.exec_driver_sql("SELECT count(*) FROM doc WHERE state = 2").scalar()
-    assert stored == 3
+    assert stored == 20
