@@ -167,9 +167,13 @@ FROM expired
 WHERE d.oid = expired.oid AND d.state = 1;
 
 -- release_claims --
--- URLs a crawler claimed but will not fetch (it is stopping): back untouched.
-WITH released AS (
-    DELETE FROM doc_lease WHERE oid = ANY(%(oids)s::bigint[]) RETURNING oid
+-- URLs a crawler claimed but will not fetch (it is stopping, or their site is at its
+-- cap): back untouched. The rows are locked in oid order first, as every statement that
+-- updates many doc rows locks them, so that it cannot deadlock with the classifier.
+WITH locked AS (
+    SELECT oid FROM doc WHERE oid = ANY(%(oids)s::bigint[]) ORDER BY oid FOR UPDATE
+), released AS (
+    DELETE FROM doc_lease WHERE oid IN (SELECT oid FROM locked) RETURNING oid
 )
 UPDATE doc AS d
 SET state = CASE WHEN EXISTS (SELECT FROM doc_fetch AS f

@@ -88,11 +88,12 @@ def sweep_table(result: dict[str, Any]) -> str:
 
 
 def summary_table(result: dict[str, Any]) -> str:
-    """The harvest table of an evaluation, in Markdown."""
+    """The harvest table of an evaluation, in Markdown (seconds: each crawl's, mean over
+    seed samples)."""
     lines = [
         "| topic | strategy | pages | harvest | harvest, first N | recall | mean estimated R "
-        "| top-25 authorities relevant |",
-        "|---|---|---|---|---|---|---|---|",
+        "| top-25 authorities relevant | seconds |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]  # fmt: skip
     for topic in result["topics"]:
         for name, s in topic["strategies"].items():
@@ -100,7 +101,7 @@ def summary_table(result: dict[str, Any]) -> str:
                 f"| {topic['topic']} | {name} | {topic['pages']} | {_harvest(s)} | "
                 f"{s['harvest_at_topic_size']:.3f} | "
                 f"{s['recall']:.3f} | {s['mean_estimate']:.3f} | "
-                f"{s['top25_authorities_relevant']:.2f} |"
+                f"{s['top25_authorities_relevant']:.2f} | {s['seconds']:.1f} |"
             )
     return "\n".join(lines)
 
