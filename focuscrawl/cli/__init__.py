@@ -14,6 +14,7 @@ from focuscrawl.cli import classify, crawl, db, distill, monitor, seed, taxonomy
 from focuscrawl.cli.common import State
 from focuscrawl.cli.demo import demo_command
 from focuscrawl.cli.evaluate import eval_command
+from focuscrawl.cli.export import export_command
 from focuscrawl.cli.report import report_command
 from focuscrawl.database import unreachable
 from focuscrawl.errors import FocuscrawlError
@@ -38,6 +39,7 @@ app.add_typer(monitor.app, name="monitor")
 app.command("demo")(demo_command)
 app.command("eval")(eval_command)
 app.command("report")(report_command)
+app.command("export")(export_command)
 
 
 @app.callback()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import signal
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,6 +13,7 @@ import typer
 from focuscrawl.cli.common import engine_from, settings_from
 from focuscrawl.crawler.config import BACKLOG_SHARE, FOCUSED_BACKLOG, CrawlConfig, Mode
 from focuscrawl.crawler.process import Crawler
+from focuscrawl.crawler.warc import DEFAULT_MAX_BYTES
 
 app = typer.Typer(help="Crawl: fetch, parse and store frontier URLs.", no_args_is_help=True)
 
@@ -74,6 +76,17 @@ def run(
         float,
         typer.Option(help="soft/hard: the backlog grows to this share of the pages fetched."),
     ] = BACKLOG_SHARE,
+    warc: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write every HTTP exchange as WARC records (gzip per record) to files in "
+            "this directory, named as Heritrix names them.",
+            show_default=False,
+        ),
+    ] = None,
+    warc_max_size: Annotated[
+        int, typer.Option(help="Start a new WARC file once one passes this many bytes.")
+    ] = DEFAULT_MAX_BYTES,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
     """Run one crawler process until the frontier is exhausted, --max-pages, or SIGTERM."""
@@ -92,6 +105,8 @@ def run(
         else (max_backlog or None),
         backlog_share=backlog_share,
         quiet=quiet,
+        warc_dir=warc,
+        warc_max_bytes=warc_max_size,
     )
     if idle_exit is not None:  # 0: wait for work forever
         config = replace(config, idle_exit_seconds=idle_exit or None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from focuscrawl.crawler.fetch import FetchConfig
@@ -94,6 +95,10 @@ class CrawlConfig:
     #: the frontier estimate to record for the crawl (crawl_setting 'estimate'); None:
     #: the mode's (focuscrawl.classifier.estimates names them all)
     estimate: str | None = None
+    #: write every HTTP exchange as WARC records to files in this directory
+    warc_dir: Path | None = None
+    #: start a new WARC file once one passes this size
+    warc_max_bytes: int = 1_000_000_000
 
     @classmethod
     def from_settings(cls, settings: Settings, **options: Any) -> CrawlConfig:

@@ -13,11 +13,13 @@ import email.utils
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpcore
 
 from focuscrawl.crawler.network import PrivateAddress, PublicOnlyBackend
+from focuscrawl.crawler.warc import Exchange
 from focuscrawl.errors import ConfigError
 from focuscrawl.settings import default_of
 
@@ -123,8 +125,15 @@ class Fetcher:
     (``focuscrawl.crawler.network``); a fetch refused so fails with ``private_address``.
     """
 
-    def __init__(self, config: FetchConfig, public_only: bool = False) -> None:
+    def __init__(
+        self,
+        config: FetchConfig,
+        public_only: bool = False,
+        recorder: Callable[[Exchange], None] | None = None,
+    ) -> None:
         self.config = config
+        #: given every whole exchange, as it went over the wire (``crawl run --warc``)
+        self.recorder = recorder
         self._backend = PublicOnlyBackend() if public_only else None
         # Through an HTTP forward proxy every request goes to the proxy itself with an
         # absolute-form target, so one pool of keep-alive connections to the proxy serves
@@ -216,8 +225,14 @@ class Fetcher:
                     result.status = None
                     result.error = proxy_error.split("error=", 1)[1].split(";")[0].strip()
                     return result
+                recorder = self.recorder
+                raw = bytearray() if recorder is not None else None
                 if response.status == 200:
-                    result.body = self._read(response, fields, deadline)
+                    result.body = self._read(response, fields, deadline, raw)
+                elif raw is not None:
+                    self._read(response, {}, deadline, raw)  # the body, for the record only
+                if recorder is not None and raw is not None:
+                    recorder(_exchange(url, headers, response, bytes(raw)))
             finally:
                 response.close()
         except _TooLarge:
@@ -237,8 +252,15 @@ class Fetcher:
             result.error = type(exc).__name__.lower()[:64]
         return result
 
-    def _read(self, response: httpcore.Response, fields: dict[str, str], deadline: float) -> bytes:
-        """The body, decoded, refused past ``max_bytes`` of output or the total timeout."""
+    def _read(
+        self,
+        response: httpcore.Response,
+        fields: dict[str, str],
+        deadline: float,
+        raw: bytearray | None = None,
+    ) -> bytes:
+        """The body, decoded, refused past ``max_bytes`` of output or the total timeout;
+        ``raw`` gets the bytes as they came (before content decoding)."""
         limit = self.config.max_bytes
         declared = fields.get("content-length", "")
         encoded = "content-encoding" in fields
@@ -247,6 +269,10 @@ class Fetcher:
         decoder = _decoder(fields.get("content-encoding", ""))
         out = bytearray()
         for chunk in response.iter_stream():
+            if raw is not None:
+                raw += chunk
+                if len(raw) > limit:
+                    raise _TooLarge
             if decoder is None:
                 out += chunk
             else:
@@ -262,6 +288,23 @@ class Fetcher:
             if len(out) > limit:
                 raise _TooLarge
         return bytes(out)
+
+
+def _exchange(
+    url: str, sent: list[tuple[bytes, bytes]], response: httpcore.Response, body: bytes
+) -> Exchange:
+    version = response.extensions.get("http_version", b"HTTP/1.1")
+    reason = response.extensions.get("reason_phrase", b"")
+    return Exchange(
+        url=url,
+        request_headers=sent,
+        http_version=version.decode("ascii", errors="replace"),
+        status=response.status,
+        reason=reason.decode("latin-1"),
+        response_headers=list(response.headers),
+        body=body,
+        conditional=any(name.startswith(b"If-") for name, _ in sent),
+    )
 
 
 def _authority(url: str) -> str:

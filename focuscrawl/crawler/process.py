@@ -31,6 +31,7 @@ from focuscrawl.crawler.policy import REDIRECTS, guard, outcome_of, retry_or_fai
 from focuscrawl.crawler.politeness import HostScheduler
 from focuscrawl.crawler.robots import RobotsCache
 from focuscrawl.crawler.store import Claim, Outcome, Store
+from focuscrawl.crawler.warc import Exchange, WarcFiles
 from focuscrawl.database import (
     OUTAGE_RETRY_S,
     close_quietly,
@@ -38,6 +39,7 @@ from focuscrawl.database import (
     ensure_branch,
     retry_until_done,
 )
+from focuscrawl.errors import ConfigError
 from focuscrawl.notify import PAGES_SCORED, Listener
 from focuscrawl.queries import Prepared, prepared, queries
 from focuscrawl.schema import DocState
@@ -120,7 +122,10 @@ class Crawler:
         # without a proxy the crawler connects to hosts itself: to public addresses only,
         # unless allowed (the proxy to the web-in-a-box is allowed by being configured)
         public_only = config.fetch.proxy is None and not config.allow_private_hosts
-        self.fetcher = Fetcher(config.fetch, public_only=public_only)
+        self.warc = WarcFiles(config.warc_dir, config.warc_max_bytes) if config.warc_dir else None
+        self._warc_error: str | None = None
+        recorder = self._record if self.warc is not None else None
+        self.fetcher = Fetcher(config.fetch, public_only=public_only, recorder=recorder)
         self.robots = RobotsCache(config.fetch.user_agent)
         self.scheduler = HostScheduler()
         self.store = Store(engine)
@@ -200,8 +205,28 @@ class Crawler:
                 self._sql("release_claims", {"oids": [c.oid for c in leftover]})
             self.store.close()
             self.fetcher.close()
+            if self.warc is not None:
+                self.warc.close()
             self._report(final=True)
+        if self._warc_error is not None:
+            raise ConfigError(
+                f"WARC writing failed ({self._warc_error}): the crawl stopped; every page "
+                "fetched is stored, the last may be missing from the WARC files"
+            )
         return self.stats
+
+    def _record(self, exchange: Exchange) -> None:
+        """Write an exchange to the WARC files; a failure (a full disk) stops the crawl
+        rather than let it fetch pages that no WARC will hold."""
+        assert self.warc is not None
+        try:
+            self.warc.record(exchange)
+        except OSError as exc:
+            with self._lock:
+                if self._warc_error is None:
+                    self._warc_error = exc.strerror or str(exc)
+                    log.error("event=warc_failed error=%s", self._warc_error)
+            self.stop_event.set()
 
     def _watchdog(self) -> None:
         waits = self.config.mode.focused and (self.config.lockstep or self.config.max_backlog)

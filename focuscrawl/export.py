@@ -1,0 +1,115 @@
+"""Crawl results as files other tools read: JSON lines or CSV, streamed.
+
+The rows come through a server-side cursor (``yield_per``), so an export of a crawl of
+any size holds a few thousand rows in memory. The file is written beside its final name
+and renamed into place when complete: a failed export leaves no half file behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from sqlalchemy.engine import Engine
+
+from focuscrawl.errors import ConfigError
+from focuscrawl.queries import queries
+
+__all__ = ["COLUMNS", "FORMATS", "RELEVANT", "WHATS", "export"]
+
+WHATS = ("relevant", "fetched", "hubs", "authorities")
+FORMATS = ("jsonl", "csv")
+COLUMNS = (
+    "url",
+    "title",
+    "relevance",
+    "class",
+    "fetched_at",
+    "status",
+    "error",
+    "hub",
+    "authority",
+)
+RELEVANT = 0.5  # --what relevant without --min-relevance: R at least this
+ROWS_AT_ONCE = 2_000  # rows the server-side cursor hands over at a time
+
+
+def _value(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def _rows(engine: Engine, what: str, min_relevance: float) -> Iterator[Sequence[Any]]:
+    if what in ("hubs", "authorities"):
+        statement = queries["export_hits"]
+        params: dict[str, Any] = {"role": what[:-1] if what == "hubs" else "authority"}
+    else:
+        statement = queries["export_pages"]
+        params = {}
+    params["min_relevance"] = min_relevance
+    with engine.connect() as connection:
+        result = connection.execution_options(yield_per=ROWS_AT_ONCE).exec_driver_sql(
+            statement, params
+        )
+        yield from result
+
+
+def _write(rows: Iterator[Sequence[Any]], fmt: str, out: TextIO) -> int:
+    count = 0
+    if fmt == "csv":
+        writer = csv.writer(out)
+        writer.writerow(COLUMNS)
+        for row in rows:
+            writer.writerow(["" if v is None else _value(v) for v in row])
+            count += 1
+    else:
+        for row in rows:
+            out.write(json.dumps(dict(zip(COLUMNS, map(_value, row), strict=True))) + "\n")
+            count += 1
+    return count
+
+
+def export(
+    engine: Engine,
+    what: str,
+    fmt: str = "jsonl",
+    out: Path | None = None,
+    min_relevance: float | None = None,
+) -> int:
+    """Write ``what`` (one of WHATS) as ``fmt`` to ``out`` (None: standard output);
+    returns the number of rows. ``min_relevance``: only pages whose R is at least this
+    (``relevant`` defaults to RELEVANT, the others to 0: every page)."""
+    if what not in WHATS:
+        raise ConfigError(f"--what {what!r}: expected one of {', '.join(WHATS)}")
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if min_relevance is None:
+        min_relevance = RELEVANT if what == "relevant" else 0.0
+    if not 0.0 <= min_relevance <= 1.0:
+        raise ConfigError(f"--min-relevance {min_relevance}: R is a probability, 0 to 1")
+    rows = _rows(engine, what, min_relevance)
+    if out is None:
+        return _write(rows, fmt, sys.stdout)
+    directory = out.parent if str(out.parent) else Path(".")
+    try:
+        handle, partial = tempfile.mkstemp(prefix=f".{out.name}.", dir=directory)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {out}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+            count = _write(rows, fmt, stream)
+        os.chmod(partial, 0o644)  # mkstemp's file is private; an export is not
+        os.replace(partial, out)
+    except OSError as exc:
+        Path(partial).unlink(missing_ok=True)
+        raise ConfigError(f"cannot write {out}: {exc.strerror or exc}") from None
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
+    return count

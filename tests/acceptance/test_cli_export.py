@@ -1,0 +1,101 @@
+"""``focuscrawl export`` on a crawl of the hand-made topic web: every kind and format,
+and bad input that writes nothing."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import signal
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from focuscrawl.webbox.process import start_server_process
+from tests.classifier.topics import page_url, write_corpus, write_tree_dir
+
+
+def test_export_every_kind_as_jsonl_and_csv(
+    cli, db_url: str, engine: sa.Engine, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    env = {"FOCUSCRAWL_DATABASE_URL": db_url}
+    assert (
+        cli("taxonomy", "import", str(write_tree_dir(tmp_path / "tree")), env=env).returncode == 0
+    )
+    assert cli("taxonomy", "mark-good", "topics.sports", env=env).returncode == 0
+    assert cli("classify", "train", env=env).returncode == 0
+    process, proxy = start_server_process(
+        tmp_path, str(write_corpus(tmp_path / "web")), "--no-faults"
+    )
+    try:
+        seeds = [page_url("topics.sports.cycling", 1), page_url("topics.sports.football", 1)]
+        assert cli("seed", "add", *seeds, env=env).returncode == 0
+        crawl = ("crawl", "run", "--mode", "soft", "--proxy", proxy, "--host-delay", "0")
+        for _ in range(3):
+            done = cli(*crawl, "--max-pages", "15", "--idle-exit", "1", "--quiet", env=env)
+            assert done.returncode == 0, done.stderr
+            assert cli("classify", "run", "--once", "--quiet", env=env).returncode == 0
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=10)
+    assert cli("distill", "run", "--share", "0.5", env=env).returncode == 0
+
+    with engine.connect() as c:
+        tried = c.exec_driver_sql("SELECT count(*) FROM doc_fetch").scalar_one()
+        relevant = c.exec_driver_sql(
+            "SELECT count(*) FROM doc_fetch AS f JOIN doc AS d USING (oid) "
+            "WHERE f.model_id IS NOT NULL AND d.relevance >= ln(0.5)"
+        ).scalar_one()
+        authorities = c.exec_driver_sql(
+            "SELECT count(*) FROM hits_score WHERE authority > 0 "
+            "AND run_id = (SELECT max(run_id) FROM distill_run)"
+        ).scalar_one()
+    assert 0 < relevant < tried and authorities > 0
+
+    # fetched, JSON lines to standard output: every page tried, in fetch order
+    fetched = cli("export", "--what", "fetched", "--format", "jsonl", env=env)
+    assert fetched.returncode == 0, fetched.stderr
+    rows = [json.loads(line) for line in fetched.stdout.splitlines()]
+    assert len(rows) == tried
+    assert set(rows[0]) == {
+        "url", "title", "relevance", "class", "fetched_at", "status", "error", "hub", "authority"
+    }  # fmt: skip
+    assert rows[0]["url"] in seeds and rows[0]["status"] == 200
+    assert all(r["class"].startswith("topics.") for r in rows if r["relevance"] is not None)
+    assert any(r["authority"] for r in rows) and any(r["hub"] for r in rows)
+
+    # relevant, CSV to a file: R at least 0.5 by default, and --min-relevance
+    out = tmp_path / "relevant.csv"
+    done = cli("export", "--what", "relevant", "--format", "csv", "--out", str(out), env=env)
+    assert done.returncode == 0 and f"wrote {relevant:,} rows" in done.stderr
+    with out.open(newline="") as stream:
+        table = list(csv.DictReader(stream))
+    assert len(table) == relevant and all(float(r["relevance"]) >= 0.5 for r in table)
+    assert all(r["class"].startswith("topics.sports") for r in table)
+    everything = cli("export", "--min-relevance", "0", env=env).stdout.splitlines()
+    assert len(everything) == tried
+
+    # authorities and hubs of the newest run, best first
+    listed = [
+        json.loads(x)
+        for x in cli("export", "--what", "authorities", env=env).stdout.split("\n")
+        if x
+    ]
+    assert len(listed) == authorities
+    scores = [r["authority"] for r in listed]
+    assert scores == sorted(scores, reverse=True) and not any(math.isnan(s) for s in scores)
+    hubs = [json.loads(x) for x in cli("export", "--what", "hubs", env=env).stdout.split("\n") if x]
+    assert hubs and all(r["hub"] > 0 for r in hubs)
+
+    # bad input: one line, exit 2, nothing written
+    for args, says in (
+        (("--what", "everything"), "--what 'everything'"),
+        (("--format", "xml"), "--format 'xml'"),
+        (("--min-relevance", "2"), "--min-relevance 2"),
+        (("--out", "/proc/forbidden/out.jsonl"), "cannot write /proc/forbidden/out.jsonl"),
+        (("--out", str(tmp_path)), f"cannot write {tmp_path}"),
+    ):
+        bad = cli("export", *args, env=env)
+        assert bad.returncode == 2 and says in bad.stderr, bad.stderr
+        assert len(bad.stderr.strip().splitlines()) == 1 and bad.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
