@@ -172,6 +172,8 @@ class StaticCorpus:
             Path(body_file).is_absolute() or ".." in Path(body_file).parts
         ):
             raise CorpusError(f"{where}: body_file must be a path inside the corpus")
+        if url in self._pages:
+            raise CorpusError(f"{where}: {url} is listed twice (as given or once normalised)")
         self._pages[url] = _Entry(
             status, headers, body_file, body.encode("utf-8") if isinstance(body, str) else None
         )

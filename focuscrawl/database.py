@@ -304,6 +304,19 @@ def close_quietly(connection: Any) -> None:
             connection.close()
 
 
+def _database_error(exc: BaseException) -> BaseException | None:
+    """The database error ``exc`` is, or was raised from (None: it has nothing to do
+    with the database)."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a chain is short; a cycle must not loop forever
+        if seen is None:
+            return None
+        if isinstance(seen, (psycopg2.Error, sa.exc.DBAPIError)):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def retry_until_done(
     action: Callable[[], _T],
     what: str,
@@ -322,7 +335,12 @@ def retry_until_done(
     while True:
         try:
             return action()
-        except (psycopg2.Error, sa.exc.DBAPIError) as exc:
+        except Exception as raised:
+            # psycopg2 can report a connection lost in the middle of COPY as a SystemError
+            # raised from the database's error: the error in the chain is what counts
+            exc = _database_error(raised)
+            if exc is None:
+                raise
             again = rolled_back(exc)
             if not again and not unavailable(exc):
                 raise

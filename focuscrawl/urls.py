@@ -27,6 +27,7 @@ __all__ = [
     "MAX_URL_LENGTH",
     "bytehash_of",
     "host_of",
+    "host_problem",
     "is_canonical",
     "normalize_url",
     "oid_of",
@@ -40,10 +41,15 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # URLs already in canonical form (the great majority of links) skip w3lib: lower-case
 # host, no default port, a path of unreserved characters with no dot segments, no query.
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 _CANONICAL = re.compile(
-    r"(?:http|https)://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::[0-9]{1,5})?"
+    rf"(?:http|https)://(?:{_LABEL}\.)*{_LABEL}(?::[0-9]{{1,5}})?"
     r"/[A-Za-z0-9._~!$&'()*+,=:@/-]*\Z"
 )
+#: a host name's label as DNS allows it (RFC 1123), and the underscore the web has
+_HOST_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\Z")
+_IPV4 = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}\Z")
+MAX_HOST_LENGTH = 253
 
 
 def is_canonical(url: str) -> bool:
@@ -53,7 +59,7 @@ def is_canonical(url: str) -> bool:
     if "/./" in url or "/../" in url or url.endswith(("/.", "/..")):
         return False
     authority = url.split("/", 3)[2]
-    if ".." in authority:
+    if ".." in authority or len(authority.partition(":")[0]) > MAX_HOST_LENGTH:
         return False
     _, _, port = authority.partition(":")
     if port:
@@ -105,12 +111,31 @@ def _normalize_slowly(url: str) -> str:
     host = (c.hostname or "").rstrip(".")
     if not host or any(ch in host for ch in ' <>"{}|\\^`%'):
         raise InvalidURL(url, "malformed host")
+    problem = host_problem(host)
+    if problem is not None:
+        raise InvalidURL(url, problem)
     bracketed = f"[{host}]" if ":" in host else host  # IPv6 literal
     netloc = bracketed if port in (None, _DEFAULT_PORTS[scheme]) else f"{bracketed}:{port}"
     result = urlunsplit((scheme, netloc, c.path or "/", c.query, ""))
     if len(result) > MAX_URL_LENGTH:
         raise InvalidURL(url, f"longer than {MAX_URL_LENGTH} characters")
     return result
+
+
+def host_problem(host: str) -> str | None:
+    """What makes a lower-case (IDNA-encoded) host name invalid, or None: labels of 1 to
+    63 letters, digits, hyphens and underscores, not starting or ending with a hyphen,
+    253 characters in all (RFC 1123); IP literals pass."""
+    if ":" in host or _IPV4.match(host):
+        return None  # an IPv6 or IPv4 literal (urlsplit checked IPv6 brackets)
+    if len(host) > MAX_HOST_LENGTH:
+        return f"host longer than {MAX_HOST_LENGTH} characters"
+    for label in host.split("."):
+        if not _HOST_LABEL.match(label):
+            if len(label) > 63:
+                return f"host label {label[:20]}... longer than 63 characters"
+            return f"host label {label!r} is not a valid name (letters, digits, inner hyphens)"
+    return None
 
 
 def host_of(normalized_url: str) -> str:

@@ -11,6 +11,7 @@ from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchResult
 from focuscrawl.crawler.parse import absolute_url, parse_html
 from focuscrawl.crawler.robots import header_directives
+from focuscrawl.crawler.sniff import sniff
 from focuscrawl.crawler.store import Claim, Outcome
 from focuscrawl.schema import DocState
 
@@ -70,7 +71,7 @@ def outcome_of(claim: Claim, result: FetchResult, config: CrawlConfig, agent: st
         return retry_or_fail(claim, f"http_{status}", status, config)
     if status != 200:
         return Outcome(claim, DocState.FAILED, status, f"http_{status}")
-    media = result.media_type
+    media = sniff(result.body, result.media_type)
     if media not in HTML_TYPES:
         return Outcome(claim, DocState.FETCHED, status, content_type=media[:128] or None)
     page = parse_html(result.body, claim.url, result.charset)

@@ -17,14 +17,18 @@ def test_seed_add_keeps_valid_urls_and_names_invalid_ones(cli, db_url: str) -> N
         "http://Good.example/a",
         "ftp://bad.example/",
         "http://good.example/a#x",
+        "http://-bad-.example/",
+        f"http://{'x' * 300}.example/",
         env=env,
     )
     assert result.returncode == 1
     assert "skipped invalid URL 'ftp://bad.example/'" in result.stderr
+    assert "skipped invalid URL 'http://-bad-.example/'" in result.stderr
+    assert "host longer than 253 characters" in result.stderr
     assert (
         "1 added" in result.stdout
         and "1 duplicates" in result.stdout
-        and "1 invalid" in result.stdout
+        and "3 invalid" in result.stdout
     )
     assert _urls(db_url) == ["http://good.example/a"]
 

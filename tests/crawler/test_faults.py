@@ -80,6 +80,9 @@ def test_crawling_every_fault_ends_in_the_right_stored_state(
     assert doc[f"http://types.{F}/report.pdf"].text is None
     assert doc[f"http://types.{F}/photo.png"].content_type == "image/png"
     check(f"http://types.{F}/mislabeled", DocState.FETCHED, 200)
+    # PNG bytes served as text/html: sniffed, stored as what they are, not parsed as a page
+    assert doc[f"http://types.{F}/mislabeled"].content_type == "image/png"
+    assert doc[f"http://types.{F}/mislabeled"].text is None
     check(f"http://big.{F}/", DocState.FAILED, 200, "too_large")
     assert "gzip-encoded" in doc[f"http://gzip.{F}/page"].text
     check(f"http://gzip.{F}/bomb", DocState.FAILED, 200, "too_large")

@@ -87,3 +87,29 @@ def test_a_stop_ends_the_wait(engine: sa.Engine) -> None:
     stop.set()
     result = retry_until_done(lambda: psycopg2.connect(_closed_port_dsn()), "test", stop=stop)
     assert result is None
+
+
+def test_a_lost_connection_reported_as_a_system_error_is_one_line_and_waited_out(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """psycopg2 may report a connection lost during COPY as a SystemError raised from
+    the server's error (AdminShutdown): the store waits it out with one log line."""
+    calls: list[int] = []
+
+    def copy_during_shutdown() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            try:
+                psycopg2.connect(_closed_port_dsn())
+            except psycopg2.OperationalError as lost:
+                raise SystemError("<built-in method copy_expert> returned NULL") from lost
+        return "stored"
+
+    with caplog.at_level("WARNING", logger="focuscrawl.database"):
+        assert retry_until_done(copy_during_shutdown, "store") == "stored"
+    assert calls == [1, 1]
+    waits = [r.getMessage() for r in caplog.records]
+    assert len(waits) == 1 and waits[0].startswith("event=db_wait what=store error=")
+    assert "\n" not in waits[0] and "Traceback" not in capfd.readouterr().err
+    with pytest.raises(SystemError):  # one with no database error in its chain propagates
+        retry_until_done(lambda: (_ for _ in ()).throw(SystemError("a bug")), "store")

@@ -38,6 +38,13 @@ def test_normalize_url_canonicalises_case_ports_fragments_and_dots(raw: str, exp
         ("http://user:secret@example.com/", "credentials"),
         ("example.com/page", "only http and https"),
         ("http://example.com/" + "a" * 3000, "longer than"),
+        # host names DNS cannot hold (RFC 1123), by the fast path and the slow one
+        ("http://-bad-.example/", "host label '-bad-' is not a valid name"),
+        ("http://a.-bad-.example/x", "host label '-bad-'"),
+        ("http://ok-.example/", "host label 'ok-'"),
+        (f"http://{'a' * 64}.example/", "longer than 63 characters"),
+        (f"http://{'a' * 300}.example/", "host longer than 253"),
+        (f"http://{'abc.' * 70}example/", "host longer than 253"),
     ],
 )
 def test_normalize_url_rejects_what_cannot_be_crawled(raw: str, reason: str) -> None:
@@ -77,6 +84,13 @@ def test_oid_and_bytehash_are_stable_and_distinct_per_url() -> None:
     # md5("http://example.com/") = a6bf1757fff057f2 66b697df ...
     assert oid_of("http://example.com/") == 0xA6BF1757FFF057F2 - 2**64
     assert bytehash_of("http://example.com/") == 0x66B697DF
+
+
+@pytest.mark.parametrize(
+    "url", ["http://a_b.example/", "http://127.0.0.1:8080/", "http://[::1]/", "http://x.y/"]
+)
+def test_hosts_the_web_has_are_valid(url: str) -> None:
+    assert normalize_url(url) == url
 
 
 def test_host_of_keeps_non_default_ports() -> None:

@@ -136,6 +136,16 @@ def test_manifest_errors_name_the_line(tmp_path: Path) -> None:
         load_corpus(str(directory), tmp_path)
 
 
+def test_a_url_listed_twice_is_an_error_naming_the_line(tmp_path: Path) -> None:
+    directory = write_static_corpus(tmp_path / "twice")
+    (directory / "pages.jsonl").write_text(
+        '{"url": "http://a.example/x", "body": "one"}\n'
+        '{"url": "HTTP://A.example/x#top", "body": "two"}\n'
+    )
+    with pytest.raises(CorpusError, match=r"pages.jsonl:2: http://a.example/x is listed twice"):
+        load_corpus(str(directory), tmp_path)
+
+
 def test_body_files_must_stay_inside_the_corpus(tmp_path: Path) -> None:
     directory = write_static_corpus(tmp_path / "escape")
     (directory / "pages.jsonl").write_text(
