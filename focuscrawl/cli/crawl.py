@@ -13,6 +13,7 @@ import typer
 from focuscrawl.cli.common import engine_from, settings_from
 from focuscrawl.crawler.config import BACKLOG_SHARE, FOCUSED_BACKLOG, CrawlConfig, Mode
 from focuscrawl.crawler.process import Crawler
+from focuscrawl.crawler.scope import Scope, load_scope, save_scope
 from focuscrawl.crawler.warc import DEFAULT_MAX_BYTES
 
 app = typer.Typer(help="Crawl: fetch, parse and store frontier URLs.", no_args_is_help=True)
@@ -126,3 +127,72 @@ def run(
             f"fetched {stats.fetched}, failed {stats.failed}, excluded {stats.excluded}, "
             f"to retry {stats.retried}; {stats.rate:.1f} pages/s"
         )
+
+
+scope_app = typer.Typer(
+    help="The crawl's scope: domains, URL patterns, depth and pages per site, obeyed by "
+    "every crawler process.",
+    no_args_is_help=True,
+)
+app.add_typer(scope_app, name="scope")
+
+
+@scope_app.command("show")
+def scope_show(ctx: typer.Context) -> None:
+    """Print the crawl's scope."""
+    with engine_from(ctx).connect() as connection:
+        scope = load_scope(connection)
+    typer.echo("\n".join(scope.describe()))
+
+
+@scope_app.command("set")
+def scope_set(
+    ctx: typer.Context,
+    allow_domain: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Crawl only this domain and its subdomains; repeat for more.", show_default=False
+        ),
+    ] = None,
+    deny_domain: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Never crawl this domain or its subdomains; repeat for more.", show_default=False
+        ),
+    ] = None,
+    include: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Crawl only URLs this regular expression matches (any of them).",
+            show_default=False,
+        ),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(help="Never crawl URLs this regular expression matches.", show_default=False),
+    ] = None,
+    max_depth: Annotated[
+        int | None, typer.Option(help="Links followed from a seed, at most.", show_default=False)
+    ] = None,
+    max_pages_per_site: Annotated[
+        int | None, typer.Option(help="Pages fetched from one site, at most.", show_default=False)
+    ] = None,
+    clear: Annotated[
+        bool, typer.Option("--clear", help="Start from no scope (else: change what is given).")
+    ] = False,
+) -> None:
+    """Set the crawl's scope: the kinds given replace what was set of them (--clear: all);
+    crawlers running now obey it within seconds."""
+    engine = engine_from(ctx)
+    with engine.connect() as connection:
+        scope = Scope() if clear else load_scope(connection)
+    scope = scope.merged(
+        allow_domains=allow_domain,
+        deny_domains=deny_domain,
+        include=include,
+        exclude=exclude,
+        max_depth=max_depth,
+        max_pages_per_site=max_pages_per_site,
+    )
+    save_scope(engine, scope)
+    typer.echo("\n".join(scope.describe()))

@@ -30,6 +30,7 @@ from focuscrawl.crawler.parse import absolute_url
 from focuscrawl.crawler.policy import REDIRECTS, guard, outcome_of, retry_or_fail
 from focuscrawl.crawler.politeness import HostScheduler
 from focuscrawl.crawler.robots import RobotsCache
+from focuscrawl.crawler.scope import Scope, load_scope
 from focuscrawl.crawler.store import Claim, Outcome, Store
 from focuscrawl.crawler.warc import Exchange, WarcFiles
 from focuscrawl.database import (
@@ -48,6 +49,7 @@ __all__ = ["CrawlStats", "Crawler"]
 
 log = logging.getLogger("focuscrawl.crawler")
 TAKE_TIMEOUT = 0.2
+SCOPE_EVERY_S = 5.0  # how often a crawler reads the crawl's scope again
 RECOVER_EVERY_S = 30.0
 LOCKSTEP_POLL_S = 0.002
 #: waiting for the classifier, woken by its notification: the poll if none comes
@@ -131,6 +133,7 @@ class Crawler:
         self.store = Store(engine)
         self.stats = CrawlStats()
         self.stop_event = threading.Event()
+        self.scope = Scope()  # read from the database as the crawl starts, and again
         self._local = _Connections()
         self._lock = threading.Lock()
         self._dsn = engine_dsn(engine)
@@ -183,6 +186,7 @@ class Crawler:
     def run(self) -> CrawlStats:
         """Crawl until stopped, out of work, or at ``max_pages``; return what was done."""
         self.stats.started = time.monotonic()
+        self._read_scope()
         estimate = self.config.frontier_estimate
         if estimate is not None:  # every crawler and classifier of the crawl obeys it
             self._sql("set_crawl_setting", {"name": "estimate", "value": estimate})
@@ -228,6 +232,24 @@ class Crawler:
                     log.error("event=warc_failed error=%s", self._warc_error)
             self.stop_event.set()
 
+    def _read_scope(self) -> None:
+        """The crawl's scope as the database holds it now (``crawl scope set``)."""
+
+        def read() -> Scope:
+            with self.engine.connect() as connection:
+                return load_scope(connection)
+
+        scope = retry_until_done(read, "scope", stop=self.stop_event)
+        if scope is not None:
+            self.scope = scope
+
+    def _scoped(self, outcome: Outcome) -> Outcome:
+        """The outcome without its out-links outside the scope."""
+        scope = self.scope
+        if scope.empty or not outcome.links:
+            return outcome
+        return replace(outcome, links=[link for link in outcome.links if scope.allows(link[0])])
+
     def _watchdog(self) -> None:
         waits = self.config.mode.focused and (self.config.lockstep or self.config.max_backlog)
         if waits:  # listening before the first look at the classifier: no wake-up is missed
@@ -242,6 +264,7 @@ class Crawler:
     def _claim_loop(self) -> None:
         batch = self.config.threads * self.config.batch_per_thread
         next_recover = 0.0
+        next_scope = time.monotonic() + SCOPE_EVERY_S
         next_report = time.monotonic() + 5
         idle_since: float | None = None
         next_claim = 0.0
@@ -250,6 +273,9 @@ class Crawler:
             if now >= next_recover:
                 self._sql("recover_expired_leases", {})
                 next_recover = now + RECOVER_EVERY_S
+            if now >= next_scope:
+                self._read_scope()
+                next_scope = now + SCOPE_EVERY_S
             if self._reached_max():
                 return
             queued, busy = self.scheduler.outstanding()
@@ -487,7 +513,12 @@ class Crawler:
         """Fetch one claimed URL. ``previous``, the host this worker fetched from last, is
         released here; the host of this visit is returned for the worker to release with
         its next acquire (None when there is nothing to release)."""
+        scope = self.scope
         reason = None if claim.revisit else guard(claim, self.config)
+        if reason is None and not scope.empty and not claim.revisit:
+            reason = scope.why_not(claim.url)
+            if reason is None and scope.max_depth is not None and claim.depth > scope.max_depth:
+                reason = "max_depth"
         if reason is not None:
             if previous is not None:
                 self._release(previous)
@@ -502,7 +533,8 @@ class Crawler:
         _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
         held = _Release(claim, max(self.config.host_delay, crawl_delay or 0.0))
         try:
-            if pages_taken >= self.config.max_pages_per_site:
+            per_site = scope.max_pages_per_site or self.config.max_pages_per_site
+            if pages_taken >= min(per_site, self.config.max_pages_per_site):
                 self._finish(Outcome(claim, DocState.EXCLUDED, error="site_limit"))
             elif robots_stale:
                 # robots.txt is a request too: the page waits for the host's next turn
@@ -521,7 +553,9 @@ class Crawler:
                 held.taken = 1
                 if result.retry_after is not None:
                     held.delay = max(held.delay, result.retry_after)
-                self._finish(outcome_of(claim, result, self.config, self.robots.agent))
+                self._finish(
+                    self._scoped(outcome_of(claim, result, self.config, self.robots.agent))
+                )
         except BaseException:
             self._release(held)
             raise
