@@ -76,7 +76,9 @@ def normalize_url(url: str) -> str:
 
     Lower-cases scheme and host (IDNA for non-ASCII hosts), drops the default port,
     the fragment and dot segments, percent-encodes consistently and sorts the query
-    (via w3lib's ``canonicalize_url``). Idempotent.
+    (via w3lib's ``canonicalize_url``), and drops session ids (``jsessionid``,
+    ``PHPSESSID``, ``sessionid``, ``ASPSESSIONID...``, ``CFID``/``CFTOKEN``, a ``sid`` of
+    32 hex digits, in the query or as a ``;jsessionid=`` path parameter). Idempotent.
     """
     raw = url.strip()
     if not raw:
@@ -116,10 +118,38 @@ def _normalize_slowly(url: str) -> str:
         raise InvalidURL(url, problem)
     bracketed = f"[{host}]" if ":" in host else host  # IPv6 literal
     netloc = bracketed if port in (None, _DEFAULT_PORTS[scheme]) else f"{bracketed}:{port}"
-    result = urlunsplit((scheme, netloc, c.path or "/", c.query, ""))
+    path = _PATH_SESSION.sub("", c.path) if ";" in c.path else c.path
+    result = urlunsplit((scheme, netloc, path or "/", _without_sessions(c.query), ""))
     if len(result) > MAX_URL_LENGTH:
         raise InvalidURL(url, f"longer than {MAX_URL_LENGTH} characters")
     return result
+
+
+#: query parameters that carry a session, not a page (as Heritrix's StripSessionIDs and
+#: StripSessionCFIDs rules strip them): a crawler that kept them would see every page
+#: again under each new id, a spider trap
+_SESSION_NAMES = frozenset(
+    {"jsessionid", "phpsessid", "sessionid", "session_id", "sessid", "cfid", "cftoken"}
+)
+_HEX32 = re.compile(r"[0-9a-fA-F]{32}\Z")
+_PATH_SESSION = re.compile(r";(?:jsessionid|phpsessid|sessionid)=[^;/?]*", re.IGNORECASE)
+
+
+def _session(pair: str) -> bool:
+    name, _, value = pair.partition("=")
+    name = name.lower()
+    return (
+        name in _SESSION_NAMES
+        or name.startswith("aspsessionid")
+        or (name == "sid" and _HEX32.match(value) is not None)  # only a hash-like sid
+    )
+
+
+def _without_sessions(query: str) -> str:
+    """The query without its session-id parameters."""
+    if not query:
+        return query
+    return "&".join(pair for pair in query.split("&") if not _session(pair))
 
 
 def host_problem(host: str) -> str | None:

@@ -32,6 +32,7 @@ from focuscrawl.crawler.politeness import HostScheduler
 from focuscrawl.crawler.robots import RobotsCache
 from focuscrawl.crawler.scope import Scope, load_scope
 from focuscrawl.crawler.store import Claim, Outcome, Store
+from focuscrawl.crawler.traps import TrapGuard
 from focuscrawl.crawler.warc import Exchange, WarcFiles
 from focuscrawl.database import (
     OUTAGE_RETRY_S,
@@ -134,6 +135,7 @@ class Crawler:
         self.stats = CrawlStats()
         self.stop_event = threading.Event()
         self.scope = Scope()  # read from the database as the crawl starts, and again
+        self.traps = TrapGuard()
         self._local = _Connections()
         self._lock = threading.Lock()
         self._dsn = engine_dsn(engine)
@@ -243,10 +245,15 @@ class Crawler:
         if scope is not None:
             self.scope = scope
 
-    def _scoped(self, outcome: Outcome) -> Outcome:
-        """The outcome without its out-links outside the scope."""
+    def _bounded(self, outcome: Outcome) -> Outcome:
+        """The outcome without the out-links the crawl must not follow: those outside
+        its scope, and all of a page deep in a spider trap (``crawler.traps``)."""
+        if not outcome.links:
+            return outcome
+        if not self.traps.follow(outcome.claim.url, outcome.text):
+            return replace(outcome, links=[])
         scope = self.scope
-        if scope.empty or not outcome.links:
+        if scope.empty:
             return outcome
         return replace(outcome, links=[link for link in outcome.links if scope.allows(link[0])])
 
@@ -554,7 +561,7 @@ class Crawler:
                 if result.retry_after is not None:
                     held.delay = max(held.delay, result.retry_after)
                 self._finish(
-                    self._scoped(outcome_of(claim, result, self.config, self.robots.agent))
+                    self._bounded(outcome_of(claim, result, self.config, self.robots.agent))
                 )
         except BaseException:
             self._release(held)

@@ -100,3 +100,33 @@ def test_crawling_every_fault_ends_in_the_right_stored_state(
     hashes = {doc[f"http://dup.{F}/{p}"].content_hash for p in ("a", "b", "a?ref=1")}
     assert len(hashes) == 1 and None not in hashes
     check(f"http://refused.{F}/", DocState.FAILED, None, "connection_refused")
+
+
+def test_spider_traps_stop_long_before_the_depth_bound(
+    engine: sa.Engine, webbox: WebBoxThread
+) -> None:
+    """The calendar (a month links to the next, forever) and the shop (fresh session
+    ids on every page), crawled with the default depth bound of 40."""
+    from focuscrawl.crawler.traps import NEAR_DUPLICATES
+
+    stats = crawl(
+        engine,
+        webbox.proxy,
+        [f"http://trap.{F}/calendar/2026/11", f"http://trap.{F}/shop?sessionid=1"],
+        threads=4,
+        max_pages=500,
+    )
+    with engine.connect() as connection:
+        fetched = (
+            connection.exec_driver_sql("SELECT d.url FROM doc AS d WHERE d.state = 2")
+            .scalars()
+            .all()
+        )
+    calendar = [u for u in fetched if "/calendar/" in u]
+    shop = sorted(u for u in fetched if "/shop" in u)
+    # session ids are stripped as URLs are normalised: the shop is two pages
+    assert shop == [f"http://trap.{F}/shop", f"http://trap.{F}/shop?item=1"]
+    # past NEAR_DUPLICATES pages of one pattern and shape, links are not followed; the
+    # pages already found (two links a page) are still fetched
+    assert NEAR_DUPLICATES < len(calendar) <= 2 * NEAR_DUPLICATES + 2, calendar
+    assert stats.fetched == len(fetched) < 40

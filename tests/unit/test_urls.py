@@ -21,6 +21,13 @@ from focuscrawl.urls import bytehash_of, host_of, normalize_url, oid_of, split_u
         ("  http://example.com/a/b/../../../c  ", "http://example.com/c"),
         ("http://[::1]:8080/x", "http://[::1]:8080/x"),
         ("http://example.com./", "http://example.com/"),
+        # session ids are no part of a page's address (a spider trap otherwise)
+        ("http://a.example/shop?sessionid=9f2&item=1", "http://a.example/shop?item=1"),
+        ("http://a.example/x;jsessionid=AB12?b=2", "http://a.example/x?b=2"),
+        ("http://a.example/x?PHPSESSID=1&ASPSESSIONIDQS=2&CFID=3&CFTOKEN=4", "http://a.example/x"),
+        ("http://a.example/x?sid=0123456789abcdef0123456789ABCDEF", "http://a.example/x"),
+        ("http://a.example/x?sid=42", "http://a.example/x?sid=42"),  # a sid that is no hash
+        ("http://a.example/x?session=1&sessions=2", "http://a.example/x?session=1&sessions=2"),
     ],
 )
 def test_normalize_url_canonicalises_case_ports_fragments_and_dots(raw: str, expected: str) -> None:
