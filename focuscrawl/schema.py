@@ -68,6 +68,7 @@ __all__ = [
     "link_example",
     "metadata",
     "model",
+    "page_label",
     "site",
     "taxonomy",
 ]
@@ -306,6 +307,18 @@ link_example = Table(
     Column("label", Double, nullable=False),
     comment="Links into scored pages, labelled by the page's relevance, waiting for the "
     "link learner (deleted once learned).",
+)
+
+page_label = Table(
+    "page_label",
+    metadata,
+    Column("oid", BigInteger, primary_key=True),
+    Column("good", Boolean, nullable=False),
+    Column("kcid", SmallInteger, nullable=False),
+    Column("eid", BigInteger, ForeignKey("example.eid", ondelete="CASCADE"), nullable=False),
+    Column("labelled_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+    comment="An operator's labels of fetched pages: each is an example (eid) of the "
+    "category kcid for the next training.",
 )
 
 crawl_setting = Table(

@@ -99,6 +99,13 @@ def train_model(
     return model_id, model
 
 
+def requeue_scored(engine: Engine) -> int:
+    """Every scored page back in the classifier's queue (to be scored by the newest
+    model); returns how many."""
+    with engine.begin() as connection:
+        return execute(connection, queries["requeue_scored"]).rowcount
+
+
 def crawl_estimate(connection: Connection) -> str:
     """The crawl's frontier estimate (crawl_setting 'estimate'; 'soft' when none is set)."""
     value = execute(connection, queries["crawl_setting"], {"name": "estimate"}).scalar()

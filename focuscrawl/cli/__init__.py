@@ -15,6 +15,7 @@ from focuscrawl.cli.common import State
 from focuscrawl.cli.demo import demo_command
 from focuscrawl.cli.evaluate import eval_command
 from focuscrawl.cli.export import export_command
+from focuscrawl.cli.label import label_command
 from focuscrawl.cli.report import report_command
 from focuscrawl.database import unreachable
 from focuscrawl.errors import FocuscrawlError
@@ -40,6 +41,7 @@ app.command("demo")(demo_command)
 app.command("eval")(eval_command)
 app.command("report")(report_command)
 app.command("export")(export_command)
+app.command("label")(label_command)
 
 
 @app.callback()

@@ -42,17 +42,30 @@ def train(
             "category below each child) or 'pooled' (one per child)."
         ),
     ] = DEFAULT_CHILDREN,
+    rescore: Annotated[
+        bool,
+        typer.Option(
+            "--rescore",
+            help="Then put every scored page back in the classifier's queue, to be scored "
+            "by the new model (after labels: focuscrawl label).",
+        ),
+    ] = False,
 ) -> None:
-    """Train on the stored examples and store the model; classifiers switch to it."""
-    from focuscrawl.classifier.store import train_model
+    """Train on the stored examples (labelled pages among them) and store the model;
+    classifiers switch to it."""
+    from focuscrawl.classifier.store import requeue_scored, train_model
 
-    model_id, model = train_model(engine_from(ctx), features, alpha, children)
+    engine = engine_from(ctx)
+    model_id, model = train_model(engine, features, alpha, children)
     p = model.params
     typer.echo(
         f"model {model_id}: {p['nodes']} nodes, {p['terms']} terms "
         f"(of {p['vocabulary']}), {features} per node, {p['components']} {children} "
         f"components, alpha {alpha}"
     )
+    if rescore:
+        pages = requeue_scored(engine)
+        typer.echo(f"{pages:,} pages queued to be scored again: focuscrawl classify run")
 
 
 @app.command()

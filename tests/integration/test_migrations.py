@@ -22,7 +22,7 @@ from focuscrawl.schema import metadata
 TABLES = {
     "taxonomy", "example", "site", "doc", "doc_text", "link", "distill_run", "hits_score",
     "model", "doc_class", "doc_fetch", "doc_lease", "example_link", "link_example",
-    "crawl_setting",
+    "crawl_setting", "page_label",
 }  # fmt: skip
 
 
