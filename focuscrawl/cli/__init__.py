@@ -10,7 +10,7 @@ import psycopg2
 import sqlalchemy as sa
 import typer
 
-from focuscrawl.cli import classify, crawl, db, distill, monitor, seed, taxonomy, webbox
+from focuscrawl.cli import classify, crawl, db, distill, monitor, seed, taxonomy, topic, webbox
 from focuscrawl.cli.common import State
 from focuscrawl.cli.demo import demo_command
 from focuscrawl.cli.evaluate import eval_command
@@ -34,6 +34,7 @@ app.add_typer(seed.app, name="seed")
 app.add_typer(crawl.app, name="crawl")
 app.add_typer(webbox.app, name="webbox")
 app.add_typer(taxonomy.app, name="taxonomy")
+app.add_typer(topic.app, name="topic")
 app.add_typer(classify.app, name="classify")
 app.add_typer(distill.app, name="distill")
 app.add_typer(monitor.app, name="monitor")

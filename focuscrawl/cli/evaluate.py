@@ -141,7 +141,9 @@ def eval_command(
             "relevance alone), apprentice (the link learner without it), anchor (the page "
             "classifier on anchor text), page+anchor; and yardsticks reading the ground "
             "truth: soft-perfect (a perfect page classifier), oracle (every link target's "
-            "label known before fetching). [bfs,unfocused,soft,hard; a sweep: bfs,soft,oracle]",
+            "label known before fetching); labels (soft, with a simulated operator who labels "
+            "the pages `label suggest` lists from the ground truth after --label-after "
+            "pages). [bfs,unfocused,soft,hard; a sweep: bfs,soft,oracle]",
             show_default=False,
         ),
     ] = None,
@@ -208,6 +210,18 @@ def eval_command(
             "rank (as distill run --boost).",
         ),
     ] = False,
+    taxonomy: Annotated[
+        str,
+        typer.Option(
+            help="full: the corpus's taxonomy from a labelled sample; examples: each topic "
+            "made from its seed pages alone in a background built without its pages (as "
+            "topic new makes one)."
+        ),
+    ] = "full",
+    label_after: Annotated[
+        int, typer.Option(help="labels: the simulated operator labels after this many pages.")
+    ] = 500,
+    labels: Annotated[int, typer.Option(help="labels: how many pages it labels.")] = 50,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -229,6 +243,8 @@ def eval_command(
     if sweep and topic:
         raise ConfigError("--sweep chooses the topics itself; leave out --topic")
     budget_list = parse_budgets(budgets)
+    if taxonomy not in ("full", "examples"):
+        raise ConfigError(f"--taxonomy {taxonomy!r}: expected full or examples")
     chosen = parse_strategies(
         strategies or ("bfs,soft,oracle" if sweep else "bfs,unfocused,soft,hard")
     )
@@ -251,6 +267,9 @@ def eval_command(
         backlog_share=backlog_share,
         distill_every=distill_every,
         boost=boost,
+        label_after=label_after,
+        labels=labels,
+        taxonomy=taxonomy,
     )
     result = run_evaluation(ctx, corpus, options, ProgressLine(quiet=quiet))
     target = out or settings_from(ctx).home_path / "reports" / "eval.json"

@@ -21,10 +21,13 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from focuscrawl.background import ROOT, UserExample, build_background, topic_import
 from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.corpus import read_meta
 from focuscrawl.crawler.config import BACKLOG_SHARE
+from focuscrawl.crawler.parse import parse_html
 from focuscrawl.database import drop_database, sibling_database
+from focuscrawl.errors import CorpusError
 from focuscrawl.evaluation.metrics import (
     cumulative_share,
     first_distinct,
@@ -44,6 +47,7 @@ from focuscrawl.evaluation.runs import (
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import GroundTruth, load_truth
 from focuscrawl.taxonomy_import import from_corpus
+from focuscrawl.webbox import load_corpus
 
 __all__ = [
     "REFERENCE",
@@ -93,10 +97,36 @@ class EvalOptions:
     budgets: Sequence[int] = (1,)
     #: keep each crawl's database for inspection (a sweep drops them as it goes)
     keep_databases: bool = True
+    #: the labels strategy: its simulated operator labels this many pages after these
+    label_after: int = 500
+    labels: int = 50
+    #: "full": the corpus's taxonomy with a labelled sample; "examples": the topic made
+    #: from its seed pages alone (topic new), in the shipped background's kind of tree
+    #: built from the corpus without the topic's pages
+    taxonomy: str = "full"
 
 
 def _quiet(what: str, done: int, total: int) -> None:
     return None
+
+
+def _short(topic: str) -> str:
+    """A topic's name as a category of its own (its last component)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", topic.rsplit(".", 1)[-1])[:60]
+
+
+def _examples_of(corpus: Path, urls: list[str]) -> list[UserExample]:
+    """The pages at ``urls`` as a user's examples (title, text, out-links, URL)."""
+    pages = load_corpus(str(corpus), corpus)
+    examples: list[UserExample] = []
+    for url in urls:
+        page = pages.page(url)
+        if page is None:
+            raise CorpusError(f"{corpus}: seed {url} is not served")
+        parsed = parse_html(page.body, url)
+        links = tuple(link for link in parsed.links if link[0].startswith(("http:", "https:")))
+        examples.append((parsed.title, parsed.text, links, url))
+    return examples
 
 
 def distill_interval(configured: int | None, pages: int) -> int:
@@ -129,15 +159,28 @@ def evaluate(
         relevant = truth.relevant(topic)
         pages = options.pages or len(relevant)
         template = f"{prefix}_template"
-        progress(f"{topic}: preparing the template database {template}", 0, 0)
-        target = sibling_database(engine, template)
-        try:
-            model = prepare_database(target, data, topic, model)
-        finally:
-            target.dispose()
+        if options.taxonomy == "full":
+            progress(f"{topic}: preparing the template database {template}", 0, 0)
+            target = sibling_database(engine, template)
+            try:
+                model = prepare_database(target, data, topic, model)
+            finally:
+                target.dispose()
+        else:  # the topic from its seeds, in a background built without its pages
+            progress(f"{topic}: a background without the topic's pages", 0, 0)
+            background = build_background(corpus, exclude=relevant)
         measured = []
         for sample in range(options.samples):
             seeds = truth.seeds(topic, options.seeds, options.seed + sample)
+            if options.taxonomy == "examples":
+                progress(f"{topic}: the topic from {len(seeds)} example pages", 0, 0)
+                target = sibling_database(engine, template)
+                try:
+                    examples = _examples_of(corpus, seeds)
+                    made = topic_import(background, _short(topic), examples)
+                    prepare_database(target, made, f"{ROOT}.{_short(topic)}")
+                finally:
+                    target.dispose()
             suffix = f"_s{sample + 1}" if sample else ""
             traces: dict[str, CrawlTrace] = {}
             for strategy in options.strategies:
@@ -183,7 +226,7 @@ def _plan(
     return CrawlPlan(
         strategy, topic, seeds, budget, proxy, options.threads, options.backlog,
         distill_interval(options.distill_every, pages), options.boost,
-        options.backlog_share,
+        options.backlog_share, options.label_after, options.labels,
     )  # fmt: skip
 
 

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 from focuscrawl.classifier import Classifier
 from focuscrawl.classifier.apprentice import train_link_model
 from focuscrawl.classifier.model import HierarchicalModel
-from focuscrawl.classifier.store import save_model
+from focuscrawl.classifier.store import requeue_scored, save_model, train_model
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
@@ -24,6 +24,7 @@ from focuscrawl.evaluation.metrics import distances_from
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import GroundTruth
 from focuscrawl.evaluation.truth_scorer import TruthScorer
+from focuscrawl.labels import label, suggest
 from focuscrawl.queries import queries
 from focuscrawl.seeds import add_seeds
 from focuscrawl.taxonomy import load_tree, set_good
@@ -54,6 +55,9 @@ class CrawlPlan:
     boost: bool = False
     #: focused rounds grow to this share of the pages fetched so far (at most ROUND_MOST)
     backlog_share: float = 0.0
+    #: the labels strategy: labels asked after this many pages, and how many
+    label_after: int = 500
+    labels: int = 50
 
     @property
     def mode(self) -> Mode:
@@ -81,8 +85,6 @@ def prepare_database(
 ) -> HierarchicalModel:
     """Taxonomy, examples, ``topic`` marked good, a page model (trained unless given) and
     the link learner's first version (from the links between examples)."""
-    from focuscrawl.classifier import train_model
-
     store_import(engine, data, replace=True)
     set_good(engine, [topic], True)
     if model is None:
@@ -142,9 +144,13 @@ def run_crawl(
     distills = [0, plan.distill_every]  # runs so far, pages at the next
     failure: list[BaseException] = []
 
+    labelled: list[int] = []
+
     def between_rounds(fetched: int) -> None:
         if progress is not None:
             progress(fetched)
+        if plan.strategy is Strategy.LABELS and not labelled and fetched >= plan.label_after:
+            labelled.append(_simulated_labeller(engine, plan, truth))
         if focused and plan.distill_every and fetched >= distills[1]:
             run_hits(engine)
             if plan.boost:
@@ -179,6 +185,21 @@ def run_crawl(
     classifier.run(once=True)  # score what the crawl fetched last
     seconds = time.perf_counter() - started
     return _trace(engine, plan, seconds, distills[0])
+
+
+def _simulated_labeller(engine: Engine, plan: CrawlPlan, truth: GroundTruth) -> int:
+    """An operator who labels the pages ``label suggest`` lists, good or bad as the
+    ground truth says, then trains and has every page scored again (the crawl's next
+    round waits for that: the pages are back in the classifier's queue)."""
+    relevant = truth.relevant(plan.topic)
+    asked = suggest(engine, plan.labels)
+    for good in (True, False):
+        urls = [s.url for s in asked if (s.url in relevant) == good]
+        if urls:
+            label(engine, urls, good)
+    train_model(engine)
+    requeue_scored(engine)
+    return len(asked)
 
 
 def _trace(engine: Engine, plan: CrawlPlan, seconds: float, distills: int) -> CrawlTrace:

@@ -28,6 +28,10 @@ class Strategy(StrEnum):
     PERFECT = "soft-perfect"
     #: soft focus knowing every link target's true label before fetching it
     ORACLE = "oracle"
+    #: soft focus with an operator: after the first pages (CrawlPlan.label_after) a
+    #: simulated labeller answers good or bad from the ground truth for the pages
+    #: ``focuscrawl label suggest`` lists; the model is retrained and rescores
+    LABELS = "labels"
 
     @property
     def mode(self) -> Mode:

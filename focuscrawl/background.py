@@ -1,0 +1,142 @@
+"""A background taxonomy a user's own topic is placed in (``focuscrawl topic new``).
+
+A topic is learned against what it is not. The background is a general tree of
+categories, each with a few short excerpts of real pages, built from the Wikispeedia
+corpus (``scripts/build_background.py``; the second level of its subjects, such as
+``Science.Chemistry`` or ``Geography.Storms``) and shipped in the package as
+``background.json.gz``. Licence: the excerpts are Wikipedia article text (the 2007
+Wikipedia for Schools selection that Wikispeedia serves) under the GNU Free
+Documentation License; cite West & Leskovec, WWW 2012, and West, Pineau & Precup,
+IJCAI 2009.
+
+``topic_import`` makes a taxonomy of it: the background's categories under the root
+``web``, the user's topic as ``web.<NAME>`` with the good examples, and, when bad
+examples are given, ``web.<NAME>_not`` with them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.crawler.parse import OutLink
+from focuscrawl.errors import TaxonomyError
+from focuscrawl.taxonomy import tree_from_paths
+from focuscrawl.taxonomy_import import Example, TaxonomyImport, corpus_labels, corpus_taxonomy
+
+__all__ = ["ROOT", "UserExample", "build_background", "load_background", "topic_import"]
+
+ROOT = "web"
+PER_CATEGORY = 8  # excerpts a category
+EXCERPT_CHARS = 3_000
+MIN_PAGES = 10  # smaller categories are left out
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,60}\Z")
+
+#: (title, text, out-links, URL or None) of a user's example
+UserExample = tuple[str, str, tuple[OutLink, ...], str | None]
+Background = dict[str, list[tuple[str, str]]]  # category path -> (title, excerpt)
+
+
+def build_background(
+    directory: Path,
+    exclude: Iterable[str] = (),
+    per_category: int = PER_CATEGORY,
+    chars: int = EXCERPT_CHARS,
+    seed: int = 1,
+) -> Background:
+    """Excerpts of the corpus's second-level categories (``A.B`` of ``root.A.B...``),
+    ``per_category`` random pages each, none of the ``exclude``d URLs."""
+    from focuscrawl.crawler.parse import parse_html
+    from focuscrawl.taxonomy import tree_from_paths as paths_tree
+
+    tree = paths_tree(corpus_taxonomy(directory))
+    corpus, labels = corpus_labels(directory, tree)
+    skip = set(exclude)
+    by_category: dict[str, set[str]] = defaultdict(set)
+    for url, kcids in labels.items():
+        if url in skip:
+            continue
+        for kcid in kcids:
+            parts = tree.path(kcid).split(".")[1:3]
+            if len(parts) == 2:
+                by_category[".".join(parts)].add(url)
+    rng = random.Random(seed)
+    background: Background = {}
+    for category in sorted(by_category):
+        urls = sorted(by_category[category])
+        if len(urls) < MIN_PAGES:
+            continue
+        chosen = rng.sample(urls, min(per_category, len(urls)))
+        excerpts = []
+        for url in chosen:
+            page = corpus.page(url)
+            if page is None or page.status != 200:
+                continue
+            parsed = parse_html(page.body, url)
+            text = parsed.text[:chars].rsplit(" ", 1)[0]
+            excerpts.append((parsed.title, text))
+        background[category] = excerpts
+    return background
+
+
+def load_background() -> Background:
+    """The shipped background."""
+    data = resources.files("focuscrawl").joinpath("background.json.gz").read_bytes()
+    raw: dict[str, Any] = json.loads(gzip.decompress(data))
+    return {name: [(t, x) for t, x in items] for name, items in raw["categories"].items()}
+
+
+def save_background(background: Background, path: Path, source: str) -> None:
+    payload = {
+        "source": source,
+        "licence": "Wikipedia article text (Wikipedia for Schools 2007, via Wikispeedia), "
+        "GNU Free Documentation License",
+        "categories": {k: [list(e) for e in v] for k, v in background.items()},
+    }
+    path.write_bytes(gzip.compress(json.dumps(payload).encode("utf-8"), mtime=0))
+
+
+def topic_import(
+    background: Background,
+    name: str,
+    good: Sequence[UserExample],
+    bad: Sequence[UserExample] = (),
+    leave_out: Iterable[str] = (),
+) -> TaxonomyImport:
+    """The background with the user's topic ``name`` in it (``leave_out``: background
+    categories not to use, e.g. the topic's own in an evaluation)."""
+    if not _NAME.match(name):
+        raise TaxonomyError(
+            f"topic name {name!r}: use letters, digits, '_' and '-' (up to 60 characters)"
+        )
+    if not good:
+        raise TaxonomyError("a topic needs at least one good example (--good)")
+    skipped = set(leave_out)
+    categories = [c for c in background if c not in skipped and background[c]]
+    clash = [c for c in categories if c.split(".")[0] in (name, f"{name}_not")]
+    if clash:
+        raise TaxonomyError(f"topic name {name!r} is a background category; choose another")
+    paths = [f"{ROOT}.{c}" for c in categories] + [f"{ROOT}.{name}"]
+    if bad:
+        paths.append(f"{ROOT}.{name}_not")
+    tree = tree_from_paths(paths)
+    examples: list[Example] = []
+    for category in categories:
+        kcid = tree.find(f"{ROOT}.{category}")
+        examples += [Example(kcid, None, title, text) for title, text in background[category]]
+    for path, given in ((f"{ROOT}.{name}", good), (f"{ROOT}.{name}_not", bad)):
+        if given:
+            kcid = tree.find(path)
+            examples += [
+                Example(kcid, url, title, text, links) for title, text, links, url in given
+            ]
+    result = TaxonomyImport(tree, examples)
+    result.check()
+    return result

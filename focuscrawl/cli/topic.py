@@ -1,0 +1,63 @@
+"""``focuscrawl topic``: a topic of your own from a handful of example pages."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from focuscrawl.cli.common import engine_from, settings_from
+from focuscrawl.crawler.fetch import FetchConfig
+from focuscrawl.seeds import add_seeds
+from focuscrawl.topic import new_topic, read_examples
+
+app = typer.Typer(help="A topic of your own, from example pages.", no_args_is_help=True)
+
+
+@app.command("new")
+def new(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The topic's name (letters, digits, _ and -).")],
+    good: Annotated[
+        list[str],
+        typer.Option(
+            help="An example page of the topic: an http(s) URL, an .html or .txt "
+            "file, or a directory of them; repeat for more."
+        ),
+    ],
+    bad: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A page that looks near the topic but is not; repeat for more.", show_default=False
+        ),
+    ] = None,
+    seed: Annotated[
+        bool, typer.Option("--seed", help="Also add the suggested seeds to the frontier.")
+    ] = False,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace the taxonomy already loaded.")
+    ] = False,
+) -> None:
+    """Place NAME in the shipped background taxonomy with your examples, mark it good,
+    train, and print the suggested seeds (the examples' URLs and their out-links)."""
+    settings = settings_from(ctx)
+    fetch = FetchConfig(user_agent=str(settings.user_agent), proxy=settings.proxy)
+    good_examples = read_examples(good, fetch)
+    bad_examples = read_examples(bad or [], fetch)
+    engine = engine_from(ctx)
+    made = new_topic(engine, name, good_examples, bad_examples, replace)
+    typer.echo(
+        f"topic {made.category}: {made.good} good and {made.bad} bad examples in the "
+        f"background taxonomy; marked good; model {made.model_id}"
+    )
+    if not made.seeds:
+        typer.echo("no seeds in the examples (files without links): add some with seed add")
+        return
+    if seed:
+        with engine.begin() as connection:
+            result = add_seeds(connection, made.seeds)
+        typer.echo(f"seeds added: {len(result.added)} (of {len(made.seeds)} suggested)")
+    else:
+        typer.echo("suggested seeds (add them: focuscrawl seed add URL... or --seed):")
+    for url in made.seeds:
+        typer.echo(f"  {url}")
