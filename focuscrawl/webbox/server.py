@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+from urllib.parse import urlsplit
 
 from focuscrawl.corpus import Corpus
 from focuscrawl.errors import ConfigError, InvalidURL
@@ -114,7 +115,10 @@ class WebBox:
         if self.faults and is_fault_host(host):
             if path == "/robots.txt":
                 return host, fault_robots(host)
-            return host, fault_response(normal)
+            # a server sees the query it was sent: session ids, which normalising strips,
+            # are what the shop trap runs on
+            query = urlsplit(url).query
+            return host, fault_response(normal.split("?", 1)[0] + (f"?{query}" if query else ""))
         if not self.corpus.has_host(host):
             return host, Response(502, meta={"error": "dns_error"})
         if path == "/robots.txt":
