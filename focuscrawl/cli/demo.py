@@ -23,7 +23,12 @@ from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.settings import Settings
 from focuscrawl.webbox.synthetic import SyntheticParams, define_synthetic
-from focuscrawl.webbox.wikispeedia import find_archive, import_wikispeedia
+from focuscrawl.webbox.wikispeedia import (
+    ARCHIVE_NAME,
+    archive_places,
+    find_archive,
+    import_wikispeedia,
+)
 
 GENERATED = SyntheticParams(pages=20_000, hosts=200, seed=1)
 
@@ -46,7 +51,13 @@ def _corpus(settings: Settings, given: Path | None, progress: ProgressLine) -> P
         )
         return wikispeedia
     generated = corpora / "demo-generated"
-    progress("no Wikispeedia archive found: generating a web", 0, 0)
+    looked = ", ".join(str(d) for d in archive_places(settings.corpora))
+    progress(
+        f"no {ARCHIVE_NAME} in {looked} (give --corpus PATH or FOCUSCRAWL_CORPORA): "
+        "generating a web",
+        0,
+        0,
+    )
     define_synthetic(generated, GENERATED, "demo-generated")
     return generated
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import signal
 import threading
+import time
 from typing import Annotated
 
 import typer
@@ -76,7 +77,11 @@ def run(
         if boost:
             raised = boost_neighbours(engine, boost_hubs_count(boost_hubs), result.run_id)
             typer.echo(f"boosted {len(raised)} unvisited neighbours of the best hubs")
-        if interval is None or stop.wait(interval):
+        if interval is None:
+            return
+        at = time.strftime("%H:%M:%S", time.localtime(time.time() + interval))
+        typer.echo(f"next run in {(every or '').strip()} (at {at}); SIGTERM or Ctrl-C stops")
+        if stop.wait(interval):
             return
 
 

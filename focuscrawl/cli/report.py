@@ -36,5 +36,9 @@ def report_command(
             ) from exc
         if not isinstance(data, dict) or "topics" not in data:
             raise ConfigError(f"--eval {evaluation}: not written by focuscrawl eval")
-    page = write_report(engine_from(ctx), out, data, title)
+    try:
+        page = write_report(engine_from(ctx), out, data, title)
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise ConfigError(f"--out {out}: cannot write the report there ({why})") from None
     typer.echo(str(page))

@@ -20,6 +20,10 @@ from focuscrawl.taxonomy_import import from_corpus, from_directory, store_import
 app = typer.Typer(help="The topic tree, its examples and good categories.", no_args_is_help=True)
 
 
+def _examples(count: int) -> str:
+    return f"{count} example" if count == 1 else f"{count} examples"
+
+
 @app.command("import")
 def import_command(
     ctx: typer.Context,
@@ -55,7 +59,7 @@ def import_command(
         data = from_directory(directory)
     categories, examples = store_import(engine_from(ctx), data, replace=replace)
     pages = len({e.url for e in data.examples})
-    typer.echo(f"imported {categories} categories, {examples} examples ({pages} documents)")
+    typer.echo(f"imported {categories} categories, {_examples(examples)} ({pages} documents)")
 
 
 def _marks(tree: Tree, kcid: int) -> str:
@@ -76,9 +80,8 @@ def show(ctx: typer.Context) -> None:
         below[kcid] = own.get(kcid, 0) + sum(below[c] for c in tree.children[kcid])
     for kcid in tree.preorder():
         indent = "  " * tree.depth(kcid)
-        typer.echo(
-            f"{indent}{tree.nodes[kcid].name}  #{kcid}  {below[kcid]} examples{_marks(tree, kcid)}"
-        )
+        name = tree.nodes[kcid].name
+        typer.echo(f"{indent}{name}  #{kcid}  {_examples(below[kcid])}{_marks(tree, kcid)}")
 
 
 @app.command("mark-good")

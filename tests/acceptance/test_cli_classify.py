@@ -123,3 +123,13 @@ def test_wikispeedia_hierarchy_is_not_worse_than_flat(  # type: ignore[no-untype
     assert cli("taxonomy", "mark-good", "subject.Science.Biology", env=env).returncode == 0
     rescored = cli("classify", "rescore", env=env)
     assert rescored.returncode == 0 and "rescored 0 pages" in rescored.stdout
+
+
+def test_taxonomy_show_says_one_example_not_one_examples(cli, db_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    env = {"FOCUSCRAWL_DATABASE_URL": db_url}
+    tree = write_tree_dir(tmp_path / "tree", examples_per_leaf=1)
+    imported = cli("taxonomy", "import", str(tree), env=env)
+    assert imported.returncode == 0 and "examples (" in imported.stdout
+    shown = cli("taxonomy", "show", env=env).stdout
+    assert "    cycling  #2  1 example" in shown and "1 examples" not in shown
+    assert "  sports  #1  2 examples" in shown

@@ -49,3 +49,26 @@ def test_distill_run_top_and_boost(cli, db_url: str, tmp_path: Path) -> None:  #
     every = cli("distill", "run", "--every", "soon", env=env)
     assert every.returncode == 2
     assert "expected a duration such as 30s, 10m or 1h" in every.stderr
+
+
+def test_distill_every_says_when_it_runs_next_and_stops_on_sigterm(
+    db_url: str, tmp_path: Path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
+    env.update({"FOCUSCRAWL_DATABASE_URL": db_url, "FOCUSCRAWL_HOME": str(tmp_path / "home")})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "focuscrawl", "distill", "run", "--every", "1h"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    first = process.stdout.readline()
+    waiting = process.stdout.readline()
+    assert first.startswith("run 1: ")
+    assert waiting.startswith("next run in 1h (at ") and "SIGTERM" in waiting
+    process.send_signal(signal.SIGTERM)
+    _, errors = process.communicate(timeout=20)  # closes the pipes
+    assert process.returncode == 0, errors

@@ -142,3 +142,12 @@ def test_eval_on_a_generated_web(cli, db_url: str, tmp_path: Path) -> None:  # t
         assert f"| soft | 60 | {soft['harvest']:.3f} ({a:.3f} / {b:.3f}) |" in done.stdout
     finally:
         _drop_siblings(db_url)
+
+
+def test_report_to_a_place_it_cannot_write_is_one_line(cli, db_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    env = {"FOCUSCRAWL_DATABASE_URL": db_url}
+    (tmp_path / "a-file").write_text("x")
+    for out in ("/proc/forbidden", str(tmp_path / "a-file")):
+        done = cli("report", "--out", out, env=env)
+        assert done.returncode == 2 and f"--out {out}: cannot write the report" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
