@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import sys
+import textwrap
 import time
 from decimal import Decimal
 from enum import StrEnum
@@ -87,7 +88,9 @@ def list_command() -> None:
             for line in queries[f"{PREFIX}{name}"].splitlines()
             if line.startswith("--")
         ]
-        typer.echo(f"{name:12} {comment[0] if comment else ''}")
+        # the whole description, wrapped: a first line alone stops mid-sentence
+        text = " ".join(comment)
+        typer.echo(textwrap.fill(f"{name:12} {text}", width=88, subsequent_indent=" " * 13))
 
 
 @app.callback()

@@ -83,3 +83,18 @@ def test_the_live_view_prints_its_numbers(engine: sa.Engine, db_url: str, tmp_pa
     assert "stagnation alarm" in shown.stdout and "diffusion alarm    no" in shown.stdout
     wrong = _monitor(db_url, "--interval", "0")
     assert wrong.returncode == 2 and "--interval" in wrong.stderr
+
+
+def test_monitor_list_gives_each_description_whole() -> None:
+    import subprocess
+    import sys
+
+    listed = subprocess.run(
+        [sys.executable, "-m", "focuscrawl", "monitor", "list"],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    entries = [e for e in listed.split("\n") if e and not e.startswith(" ")]
+    assert len(entries) >= 8
+    for entry in listed.replace("\n             ", " ").splitlines():
+        assert entry.rstrip().endswith((".", ")")), entry  # no sentence cut off
+    assert "from the topic." in listed.replace("\n             ", " ")
