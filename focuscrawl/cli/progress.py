@@ -10,6 +10,7 @@ from typing import TextIO
 __all__ = ["ProgressLine"]
 
 WIDTH = 30
+LOG_EVERY_S = 5.0  # not on a terminal: a line of a long step this often
 
 
 class ProgressLine:
@@ -23,6 +24,7 @@ class ProgressLine:
         self._started = time.monotonic()
         self._drawn = 0.0
         self._finished = False
+        self._logged = 0.0
 
     def __call__(self, what: str, done: int, total: int) -> None:
         if self.quiet:
@@ -32,6 +34,7 @@ class ProgressLine:
             if self._what is not None and self.tty:
                 self.stream.write("\n")
             self._what, self._started, self._finished = what, now, False
+            self._logged = now
             if not self.tty:
                 self.stream.write(f"{what}...\n")
         elif self.tty and now - self._drawn < 0.1 and done < total:
@@ -42,6 +45,9 @@ class ProgressLine:
         elif total and done >= total and not self._finished:
             self._finished = True
             self.stream.write(f"{what}: {done:,}/{total:,} in {now - self._started:.0f} s\n")
+        elif total and not self._finished and now - self._logged >= LOG_EVERY_S:
+            self._logged = now  # a log hears from a long step every few seconds
+            self.stream.write(f"{self._line(what, done, total, now - self._started)}\n")
         self.stream.flush()
 
     def close(self) -> None:
