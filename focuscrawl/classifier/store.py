@@ -83,9 +83,12 @@ def train_model(
     features_per_node: int = DEFAULT_FEATURES,
     alpha: float = DEFAULT_ALPHA,
     children: str = DEFAULT_CHILDREN,
+    with_crawl: bool = False,
 ) -> tuple[int, HierarchicalModel]:
     """Train on the stored examples and store the model; returns (model_id, model). The
-    link learner's first version is trained with it, from the links between examples."""
+    link learner's first version is trained with it, from the links between examples
+    (``with_crawl``: and every link between the crawl's scored pages, as a retraining
+    in the middle of a crawl wants, lest the learner forget what the crawl taught it)."""
     with engine.begin() as connection:
         tree = load_tree(connection)
         texts, labels = training_documents(connection)
@@ -95,7 +98,8 @@ def train_model(
             tree, texts, labels, features_per_node, alpha, children=children
         )
         model_id = save_model(connection, model, tree, len(texts))
-        train_link_model(connection, tree, parent=crawl_estimate(connection) != "apprentice")
+        parent = crawl_estimate(connection) != "apprentice"
+        train_link_model(connection, tree, parent=parent, with_crawl=with_crawl)
     return model_id, model
 
 

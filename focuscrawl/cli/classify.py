@@ -56,7 +56,7 @@ def train(
     from focuscrawl.classifier.store import requeue_scored, train_model
 
     engine = engine_from(ctx)
-    model_id, model = train_model(engine, features, alpha, children)
+    model_id, model = train_model(engine, features, alpha, children, with_crawl=rescore)
     p = model.params
     typer.echo(
         f"model {model_id}: {p['nodes']} nodes, {p['terms']} terms "

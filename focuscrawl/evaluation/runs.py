@@ -197,7 +197,7 @@ def _simulated_labeller(engine: Engine, plan: CrawlPlan, truth: GroundTruth) -> 
         urls = [s.url for s in asked if (s.url in relevant) == good]
         if urls:
             label(engine, urls, good)
-    train_model(engine)
+    train_model(engine, with_crawl=True)
     requeue_scored(engine)
     return len(asked)
 
