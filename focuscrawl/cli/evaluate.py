@@ -103,6 +103,12 @@ def summary_table(result: dict[str, Any]) -> str:
                 f"{s['recall']:.3f} | {s['mean_estimate']:.3f} | "
                 f"{s['top25_authorities_relevant']:.2f} | {s['seconds']:.1f} |"
             )
+    sizes = ", ".join(f"{t['topic']} {t['relevant_pages']:,}" for t in result["topics"][:3])
+    more = ", ..." if len(result["topics"]) > 3 else ""
+    lines.append(
+        f"N = the topic's relevant pages ({sizes}{more}); harvest = the true share of "
+        "relevant pages among those fetched (first N: among the first N)"
+    )
     return "\n".join(lines)
 
 
@@ -289,5 +295,6 @@ def eval_command(
             )
         for name, value in topic_result.get("reference", {}).items():
             typer.echo(f"reference, first N (given, not measured here): {name} {value:.2f}")
-    typer.echo("N = the number of relevant pages of the topic; harvest = true share relevant")
+    if sweep:
+        typer.echo("N = the number of relevant pages of the topic; harvest = true share relevant")
     typer.echo(f"wrote {target}")

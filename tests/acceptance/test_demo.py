@@ -52,6 +52,8 @@ def test_demo_runs_to_the_end_and_its_report_opens_with_charts(
     assert set(rows) == {"bfs", "soft"}, done.stdout
     # the quality bar: soft focus beats breadth-first clearly
     assert float(rows["soft"]) > float(rows["bfs"]) + 0.05, done.stdout
+    # the summary says what N is, with the topic's own count
+    assert "N = the topic's relevant pages (subject.Science.Biology 698)" in done.stdout
     page = Path(done.stdout.strip().splitlines()[-1].removeprefix("report: "))
     assert page == tmp_path / "home" / "reports" / "demo" / "index.html" and page.is_file()
 
