@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.crawler.parse import OutLink
+from focuscrawl.crawler.parse import OutLink, parse_html
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.taxonomy import tree_from_paths
 from focuscrawl.taxonomy_import import Example, TaxonomyImport, corpus_labels, corpus_taxonomy
@@ -53,10 +53,7 @@ def build_background(
 ) -> Background:
     """Excerpts of the corpus's second-level categories (``A.B`` of ``root.A.B...``),
     ``per_category`` random pages each, none of the ``exclude``d URLs."""
-    from focuscrawl.crawler.parse import parse_html
-    from focuscrawl.taxonomy import tree_from_paths as paths_tree
-
-    tree = paths_tree(corpus_taxonomy(directory))
+    tree = tree_from_paths(corpus_taxonomy(directory))
     corpus, labels = corpus_labels(directory, tree)
     skip = set(exclude)
     by_category: dict[str, set[str]] = defaultdict(set)

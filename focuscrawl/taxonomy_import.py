@@ -32,6 +32,7 @@ __all__ = [
     "from_corpus",
     "from_directory",
     "store_import",
+    "web_links",
 ]
 
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
@@ -67,7 +68,8 @@ class TaxonomyImport:
             raise TaxonomyError("the tree has only a root; add categories below it")
 
 
-def _web_links(links: list[OutLink]) -> tuple[OutLink, ...]:
+def web_links(links: list[OutLink]) -> tuple[OutLink, ...]:
+    """The http and https out-links of a parsed example page."""
     return tuple(link for link in links if link[0].startswith(("http://", "https://")))
 
 
@@ -78,7 +80,7 @@ def _read_document(path: Path) -> tuple[str, str, tuple[OutLink, ...]]:
         raise TaxonomyError(f"cannot read example {path}: {exc}") from exc
     if path.suffix.lower() in HTML_SUFFIXES:
         page = parse_html(body, path.resolve().as_uri())
-        return page.title, page.text, _web_links(page.links)
+        return page.title, page.text, web_links(page.links)
     try:
         return "", body.decode("utf-8"), ()
     except UnicodeDecodeError as exc:
@@ -177,7 +179,7 @@ def from_corpus(directory: Path, train_fraction: float, seed: int) -> TaxonomyIm
         if page is None or page.status != 200:
             raise CorpusError(f"{directory}: labelled page {url} is not served")
         parsed = parse_html(page.body, url)
-        links = _web_links(parsed.links)
+        links = web_links(parsed.links)
         examples.extend(
             Example(kcid, url, parsed.title, parsed.text, links) for kcid in labels[url]
         )

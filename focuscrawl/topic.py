@@ -17,7 +17,7 @@ from focuscrawl.crawler.parse import parse_html
 from focuscrawl.crawler.sniff import sniff
 from focuscrawl.errors import ConfigError, InvalidURL
 from focuscrawl.taxonomy import set_good
-from focuscrawl.taxonomy_import import HTML_SUFFIXES, store_import
+from focuscrawl.taxonomy_import import HTML_SUFFIXES, store_import, web_links
 from focuscrawl.urls import normalize_url
 
 __all__ = ["NewTopic", "new_topic", "read_examples"]
@@ -39,8 +39,7 @@ def _from_bytes(body: bytes, where: str, url: str | None, media: str) -> UserExa
     kind = sniff(body, media)
     if kind in ("text/html", "application/xhtml+xml"):
         page = parse_html(body, url or Path(where).resolve().as_uri())
-        links = tuple(link for link in page.links if link[0].startswith(("http:", "https:")))
-        title, text = page.title, page.text
+        title, text, links = page.title, page.text, web_links(page.links)
     elif kind == "text/plain":
         try:
             title, text, links = "", body.decode("utf-8"), ()

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import typer
 from sqlalchemy.engine import Engine
 
 from focuscrawl.database import open_database
+from focuscrawl.errors import ConfigError
+from focuscrawl.seeds import read_seed_file
 from focuscrawl.settings import Settings, load_settings
 
-__all__ = ["State", "engine_from", "settings_from"]
+__all__ = ["State", "engine_from", "read_url_file", "settings_from"]
 
 
 @dataclass
@@ -32,3 +35,17 @@ def settings_from(ctx: typer.Context, overrides: dict[str, Any] | None = None) -
 def engine_from(ctx: typer.Context, migrate: bool = True) -> Engine:
     """The configured database, migrated to head (every command but ``db`` wants that)."""
     return open_database(settings_from(ctx), migrate=migrate)
+
+
+def read_url_file(file: Path, what: str) -> list[str]:
+    """The URLs of a ``-f FILE`` (``-``: standard input): one a line, blank lines and
+    ``#`` lines skipped; a file that cannot be read is a ConfigError naming it."""
+    try:
+        text = (
+            typer.get_text_stream("stdin").read()
+            if str(file) == "-"
+            else file.read_text(encoding="utf-8")
+        )
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {what} {file}: {exc}") from exc
+    return read_seed_file(text)

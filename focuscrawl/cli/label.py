@@ -8,17 +8,9 @@ from typing import Annotated
 
 import typer
 
-from focuscrawl.cli.common import engine_from
+from focuscrawl.cli.common import engine_from, read_url_file
 from focuscrawl.errors import ConfigError
 from focuscrawl.labels import label, suggest
-
-
-def _read(file: Path) -> list[str]:
-    try:
-        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"-f {file}: {getattr(exc, 'strerror', None) or exc}") from None
-    return [s for line in text.splitlines() if (s := line.strip()) and not s.startswith("#")]
 
 
 def label_command(
@@ -63,7 +55,7 @@ def label_command(
     if good == bad:
         raise ConfigError("label: say --good or --bad")
     if file is not None:
-        given += _read(file)
+        given += read_url_file(file, "URL file")
     done = label(engine_from(ctx), given, good, category)
     for item in done:
         typer.echo(f"{'good' if item.good else 'bad '}  {item.category}  {item.url}")

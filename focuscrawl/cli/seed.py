@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from focuscrawl.cli.common import engine_from
+from focuscrawl.cli.common import engine_from, read_url_file
 from focuscrawl.errors import ConfigError
-from focuscrawl.seeds import add_seeds, read_seed_file
+from focuscrawl.seeds import add_seeds
 
 app = typer.Typer(help="Check seed URLs into the frontier.", no_args_is_help=True)
 
@@ -35,15 +35,7 @@ def add(
     """
     given = list(urls or [])
     if file is not None:
-        try:
-            text = (
-                typer.get_text_stream("stdin").read()
-                if str(file) == "-"
-                else file.read_text(encoding="utf-8")
-            )
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read seed file {file}: {exc}") from exc
-        given.extend(read_seed_file(text))
+        given.extend(read_url_file(file, "seed file"))
     if not given:
         raise ConfigError("no seed URLs given: name them, or use -f FILE")
     engine = engine_from(ctx)

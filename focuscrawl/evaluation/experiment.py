@@ -46,7 +46,7 @@ from focuscrawl.evaluation.runs import (
 )
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import GroundTruth, load_truth
-from focuscrawl.taxonomy_import import from_corpus
+from focuscrawl.taxonomy_import import from_corpus, web_links
 from focuscrawl.webbox import load_corpus
 
 __all__ = [
@@ -124,8 +124,7 @@ def _examples_of(corpus: Path, urls: list[str]) -> list[UserExample]:
         if page is None:
             raise CorpusError(f"{corpus}: seed {url} is not served")
         parsed = parse_html(page.body, url)
-        links = tuple(link for link in parsed.links if link[0].startswith(("http:", "https:")))
-        examples.append((parsed.title, parsed.text, links, url))
+        examples.append((parsed.title, parsed.text, web_links(parsed.links), url))
     return examples
 
 

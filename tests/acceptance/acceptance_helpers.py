@@ -3,11 +3,40 @@
 from __future__ import annotations
 
 import shutil
+import signal
+from pathlib import Path
+from typing import Any
 
 from focuscrawl.embedded import _bin_dir
+from focuscrawl.webbox.process import start_server_process
+from tests.classifier.topics import page_url, write_corpus, write_tree_dir
 
 
 def psql_binary() -> str:
     """psql from the embedded PostgreSQL, else the one on PATH."""
     bundled = _bin_dir() / "psql"
     return str(bundled) if bundled.exists() else (shutil.which("psql") or "psql")
+
+
+def crawl_sports_in_rounds(cli: Any, env: dict[str, str], tmp_path: Path) -> list[str]:
+    """The hand-made topic tree with ``topics.sports`` good and trained, then three soft
+    crawls of 15 pages of the topic web from two sports seeds, each scored before the
+    next; returns the seeds."""
+    tree = write_tree_dir(tmp_path / "tree")
+    assert cli("taxonomy", "import", str(tree), env=env).returncode == 0
+    assert cli("taxonomy", "mark-good", "topics.sports", env=env).returncode == 0
+    assert cli("classify", "train", env=env).returncode == 0
+    corpus = write_corpus(tmp_path / "web")
+    process, proxy = start_server_process(tmp_path, str(corpus), "--no-faults")
+    try:
+        seeds = [page_url("topics.sports.cycling", 1), page_url("topics.sports.football", 1)]
+        assert cli("seed", "add", *seeds, env=env).returncode == 0
+        crawl = ("crawl", "run", "--mode", "soft", "--proxy", proxy, "--host-delay", "0")
+        for _ in range(3):
+            done = cli(*crawl, "--max-pages", "15", "--idle-exit", "1", "--quiet", env=env)
+            assert done.returncode == 0, done.stderr
+            assert cli("classify", "run", "--once", "--quiet", env=env).returncode == 0
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=10)
+    return seeds

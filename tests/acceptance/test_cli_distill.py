@@ -5,32 +5,14 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from focuscrawl.webbox.process import start_server_process
-from tests.classifier.topics import page_url, write_corpus, write_tree_dir
+from acceptance_helpers import crawl_sports_in_rounds  # type: ignore[import-not-found]
 
 
 def test_distill_run_top_and_boost(cli, db_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     env = {"FOCUSCRAWL_DATABASE_URL": db_url}
     early = cli("distill", "top", "--hubs", env=env)
     assert early.returncode == 2 and "distill run" in early.stderr
-    assert (
-        cli("taxonomy", "import", str(write_tree_dir(tmp_path / "tree")), env=env).returncode == 0
-    )
-    assert cli("taxonomy", "mark-good", "topics.sports", env=env).returncode == 0
-    assert cli("classify", "train", env=env).returncode == 0
-    corpus = write_corpus(tmp_path / "web")
-    process, proxy = start_server_process(tmp_path, str(corpus), "--no-faults")
-    try:
-        seeds = [page_url("topics.sports.cycling", 1), page_url("topics.sports.football", 1)]
-        assert cli("seed", "add", *seeds, env=env).returncode == 0
-        crawl = ("crawl", "run", "--mode", "soft", "--proxy", proxy, "--host-delay", "0")
-        for _ in range(3):
-            done = cli(*crawl, "--max-pages", "15", "--idle-exit", "1", "--quiet", env=env)
-            assert done.returncode == 0, done.stderr
-            assert cli("classify", "run", "--once", "--quiet", env=env).returncode == 0
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.communicate(timeout=10)
+    crawl_sports_in_rounds(cli, env, tmp_path)
 
     ran = cli("distill", "run", "--share", "0.5", env=env)
     assert ran.returncode == 0, ran.stderr
