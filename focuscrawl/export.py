@@ -96,9 +96,8 @@ def export(
     rows = _rows(engine, what, min_relevance)
     if out is None:
         return _write(rows, fmt, sys.stdout)
-    directory = out.parent if str(out.parent) else Path(".")
     try:
-        handle, partial = tempfile.mkstemp(prefix=f".{out.name}.", dir=directory)
+        handle, partial = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
     except OSError as exc:
         raise ConfigError(f"cannot write {out}: {exc.strerror or exc}") from None
     try:

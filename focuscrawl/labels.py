@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import Any
 
 import numpy as np
@@ -110,9 +111,9 @@ def suggest(engine: Engine, limit: int = 20) -> list[Suggestion]:
         off: list[Any] = list(execute(connection, queries["suggest_off_topic"], {"limit": limit}))
     out: list[Suggestion] = []
     seen: set[str] = set()
-    for pair in zip(off + [None] * len(uncertain), uncertain + [None] * len(off), strict=False):
-        for row, why in zip(pair, ("off-topic, linked from relevant pages", "uncertain"),
-                            strict=True):  # fmt: skip
+    whys = ("off-topic, linked from relevant pages", "uncertain")
+    for pair in zip_longest(off, uncertain):  # in turn
+        for row, why in zip(pair, whys, strict=True):
             if row is None or row.url in seen or len(out) >= limit:
                 continue
             seen.add(row.url)
