@@ -28,6 +28,7 @@ from focuscrawl.classifier.tokens import document_text
 from focuscrawl.database import engine_dsn, execute, retry_until_done
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel
+from focuscrawl.metrics import ClassifierMetrics
 from focuscrawl.notify import PAGES_STORED, Listener
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import Tree, load_tree
@@ -86,6 +87,7 @@ class Classifier:
         self.poll_seconds = poll_seconds
         self.on_batch = on_batch
         self.stats = ClassifyStats()
+        self.metrics = ClassifierMetrics()  # served when asked (classify run --metrics-port)
         self.stop_event = threading.Event()
         self._model: StoredModel | None = None
         self._link_model: LinkModel | None = None
@@ -181,6 +183,7 @@ class Classifier:
 
     def step(self) -> int:
         """Score one batch; returns how many pages it scored."""
+        started = time.monotonic()
         with self.engine.begin() as connection:
             stored = self._current_model(connection)
             tree = load_tree(connection)
@@ -195,7 +198,7 @@ class Classifier:
             relevances, cids = self.score(stored, tree, connection, rows)
             oids = [r.oid for r in rows]
             parents = write_scores(connection, stored.model_id, oids, relevances, cids)
-            self.stats.links += pass_estimates(
+            links = pass_estimates(
                 connection,
                 self.estimate,
                 parents,
@@ -215,7 +218,14 @@ class Classifier:
                 if self.learner.learn(connection, tree, parent) is not None:
                     self.stats.link_models += 1
             execute(connection, queries["notify_pages_scored"])  # crawlers waiting on us
+        self.stats.links += links
         self.stats.scored += len(rows)
+        self.metrics.scored(relevances)
+        self.metrics.links.inc(links)
+        self.metrics.batch_seconds.observe(time.monotonic() - started)
+        self.metrics.model_version.set(stored.model_id)
+        link_model = self._link_model
+        self.metrics.link_model_version.set(0 if link_model is None else link_model.model_id)
         self.stats.batches += 1
         if self.on_batch is not None:
             self.on_batch(self.stats)

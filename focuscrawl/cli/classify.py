@@ -9,7 +9,13 @@ from typing import Annotated
 
 import typer
 
-from focuscrawl.cli.common import engine_from, settings_from
+from focuscrawl.cli.common import (
+    MetricsHost,
+    MetricsPort,
+    engine_from,
+    serve_metrics,
+    settings_from,
+)
 from focuscrawl.corpus import corpus_dir
 from focuscrawl.database import execute
 from focuscrawl.queries import queries
@@ -110,6 +116,8 @@ def run(
     batch: Annotated[int, typer.Option(help="Pages per transaction.")] = BATCH,
     once: Annotated[bool, typer.Option("--once", help="Exit when the queue is empty.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+    metrics_port: MetricsPort = None,
+    metrics_host: MetricsHost = "127.0.0.1",
 ) -> None:
     """Score fetched pages and pass relevance to their out-links, until SIGTERM."""
     from focuscrawl.classifier.process import Classifier, ClassifyStats
@@ -123,6 +131,7 @@ def run(
             typer.echo(f"scored {stats.scored} pages, {stats.rate():.0f} pages/s", err=True)
 
     classifier = Classifier(engine_from(ctx), batch=batch, on_batch=progress)
+    serve_metrics(classifier.metrics.registry, metrics_port, metrics_host)
 
     def stop(signum: int, frame: object) -> None:
         classifier.stop()

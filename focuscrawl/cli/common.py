@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
+from prometheus_client import CollectorRegistry
 from sqlalchemy.engine import Engine
 
 from focuscrawl.database import open_database
@@ -14,7 +15,26 @@ from focuscrawl.errors import ConfigError
 from focuscrawl.seeds import read_seed_file
 from focuscrawl.settings import Settings, load_settings
 
-__all__ = ["State", "engine_from", "read_url_file", "settings_from"]
+__all__ = [
+    "MetricsHost",
+    "MetricsPort",
+    "State",
+    "engine_from",
+    "read_url_file",
+    "serve_metrics",
+    "settings_from",
+]
+
+MetricsPort = Annotated[
+    int | None,
+    typer.Option(
+        help="Serve this process's Prometheus metrics at http://HOST:PORT/metrics.",
+        show_default=False,
+    ),
+]
+MetricsHost = Annotated[
+    str, typer.Option(help="Address the metrics are served on (loopback unless asked).")
+]
 
 
 @dataclass
@@ -49,3 +69,13 @@ def read_url_file(file: Path, what: str) -> list[str]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {what} {file}: {exc}") from exc
     return read_seed_file(text)
+
+
+def serve_metrics(registry: CollectorRegistry, port: int | None, host: str) -> None:
+    """Serve a process's metrics when ``--metrics-port`` was given, saying where."""
+    if port is None:
+        return
+    from focuscrawl.metrics import serve
+
+    server = serve(registry, port, host)
+    typer.echo(f"metrics: http://{host}:{server.port}/metrics", err=True)

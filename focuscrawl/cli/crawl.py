@@ -10,7 +10,13 @@ from typing import Annotated
 
 import typer
 
-from focuscrawl.cli.common import engine_from, settings_from
+from focuscrawl.cli.common import (
+    MetricsHost,
+    MetricsPort,
+    engine_from,
+    serve_metrics,
+    settings_from,
+)
 from focuscrawl.crawler.config import BACKLOG_SHARE, FOCUSED_BACKLOG, CrawlConfig, Mode
 from focuscrawl.crawler.process import Crawler
 from focuscrawl.crawler.scope import Scope, load_scope, save_scope
@@ -89,6 +95,8 @@ def run(
         int, typer.Option(help="Start a new WARC file once one passes this many bytes.")
     ] = DEFAULT_MAX_BYTES,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+    metrics_port: MetricsPort = None,
+    metrics_host: MetricsHost = "127.0.0.1",
 ) -> None:
     """Run one crawler process until the frontier is exhausted, --max-pages, or SIGTERM."""
     overrides = {"threads": threads, "proxy": proxy, "host_delay": host_delay}
@@ -115,6 +123,7 @@ def run(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
     crawler = Crawler(engine_from(ctx), config)
+    serve_metrics(crawler.metrics.registry, metrics_port, metrics_host)
 
     def stop(signum: int, frame: object) -> None:
         crawler.stop_event.set()

@@ -42,6 +42,7 @@ from focuscrawl.database import (
     retry_until_done,
 )
 from focuscrawl.errors import ConfigError
+from focuscrawl.metrics import CrawlerMetrics
 from focuscrawl.notify import PAGES_SCORED, Listener
 from focuscrawl.queries import Prepared, prepared, queries
 from focuscrawl.schema import DocState
@@ -108,6 +109,12 @@ class _Release:
         return {"release_sid": self.claim.sid, "delay": self.delay, "taken": self.taken}
 
 
+_OUTCOME_NAMES = {
+    DocState.FETCHED: "fetched",
+    DocState.FAILED: "failed",
+    DocState.EXCLUDED: "excluded",
+}
+
 _NO_RELEASE = {"release_sid": None, "delay": 0.0, "taken": 0}
 
 
@@ -133,6 +140,8 @@ class Crawler:
         self.scheduler = HostScheduler()
         self.store = Store(engine)
         self.stats = CrawlStats()
+        self.metrics = CrawlerMetrics()  # served when asked (crawl run --metrics-port)
+        self.metrics.queued.set_function(lambda: sum(self.scheduler.outstanding()))
         self.stop_event = threading.Event()
         self.scope = Scope()  # read from the database as the crawl starts, and again
         self.traps = TrapGuard()
@@ -360,6 +369,8 @@ class Crawler:
             return 1
         lag = self._sql("classifier_lag", {"cap": 1}, fetch=True)
         self._behind_classifier = bool(lag and int(lag[0][0]))
+        if lag:
+            self.metrics.backlog.set(int(lag[0][0]))
         return 0 if self._behind_classifier else 1
 
     def _room_behind_classifier(self, outstanding: int) -> int:
@@ -375,6 +386,8 @@ class Crawler:
         if self._no_classifier:
             return limit - ahead  # the pages it has not stored yet are still bounded
         lag = self._sql("classifier_lag", {"cap": limit}, fetch=True)
+        if lag:
+            self.metrics.backlog.set(int(lag[0][0]))
         room = max(limit - ahead - int(lag[0][0] if lag else limit), 0)
         self._behind_classifier = room == 0
         return room
@@ -431,11 +444,13 @@ class Crawler:
         revisits = 0 if age is None else int(batch * self.config.revisit_share)
         full = self.scheduler.sites_with_at_least(self._site_cap())
         self._skipped_sites = len(full)
-        rows = self._sql(
-            self.config.mode.claim_statement,
-            {"batch": batch - revisits, "lease_seconds": lease, "full_sites": full},
-            fetch=True,
-        )
+        with self.metrics.claim_seconds.time():
+            rows = self._sql(
+                self.config.mode.claim_statement,
+                {"batch": batch - revisits, "lease_seconds": lease, "full_sites": full},
+                fetch=True,
+            )
+        self.metrics.claimed.inc(len(rows))
         if age is not None and (revisits or not rows):
             wanted = revisits if rows else batch
             params = {"batch": wanted, "lease_seconds": lease, "min_age_seconds": age}
@@ -514,6 +529,7 @@ class Crawler:
                 self.stats.excluded += 1
             else:
                 self.stats.retried += 1
+        self.metrics.visited(_OUTCOME_NAMES.get(outcome.state, "retried"), outcome.error)
         self.store.put(outcome)
 
     def _visit(self, claim: Claim, previous: _Release | None) -> _Release | None:
