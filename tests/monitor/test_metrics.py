@@ -151,7 +151,7 @@ def test_every_documented_metric_moves_during_a_crawl(
 def test_a_port_in_use_is_a_one_line_error(engine: sa.Engine) -> None:
     server = serve(CrawlMetrics(engine).registry, 0)
     try:
-        with pytest.raises(ConfigError, match="cannot serve metrics on 127.0.0.1:"):
+        with pytest.raises(ConfigError, match=r"cannot serve metrics on 127\.0\.0\.1:"):
             serve(CrawlMetrics(engine).registry, server.port)
     finally:
         server.close()
