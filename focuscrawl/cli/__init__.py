@@ -12,6 +12,7 @@ import typer
 
 from focuscrawl.cli import classify, crawl, db, distill, monitor, seed, taxonomy, topic, webbox
 from focuscrawl.cli.common import State
+from focuscrawl.cli.console import console_command
 from focuscrawl.cli.demo import demo_command
 from focuscrawl.cli.evaluate import eval_command
 from focuscrawl.cli.export import export_command
@@ -43,6 +44,7 @@ app.command("eval")(eval_command)
 app.command("report")(report_command)
 app.command("export")(export_command)
 app.command("label")(label_command)
+app.command("console")(console_command)
 
 
 @app.callback()

@@ -119,3 +119,15 @@ SELECT count(*) FILTER (WHERE state = 2) AS fetched,
        (SELECT avg(r) FROM recent WHERE back <= 100) AS avg_100,
        (SELECT avg(r) FROM recent) AS avg_1000
 FROM doc;
+
+-- next_urls --
+-- The next 25 untried frontier URLs in the focused claim order (relevance desc, priority,
+-- bytehash, off the doc_frontier index): what the crawlers fetch next, with the estimate
+-- R and the depth of each.
+SELECT doc_url(d.https, s.host, d.path) AS url, exp(greatest(d.relevance, -700)) AS estimate,
+       d.depth
+FROM (SELECT oid, https, path, sid, relevance, priority, bytehash, depth
+      FROM doc WHERE state = 0 AND num_tries = 0
+      ORDER BY relevance DESC, priority, bytehash LIMIT 25) AS d
+JOIN site AS s ON s.sid = d.sid
+ORDER BY d.relevance DESC, d.priority, d.bytehash;

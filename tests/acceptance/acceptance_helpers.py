@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from focuscrawl.embedded import _bin_dir
 from focuscrawl.webbox.process import start_server_process
 from tests.classifier.topics import page_url, write_corpus, write_tree_dir
+
+CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
+HEADLESS = ("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars")
+
+
+def browser_or_skip() -> str:
+    """A headless-capable chromium; skips without one, fails without one when CI=true."""
+    for name in CHROMIUM:
+        found = shutil.which(name)
+        if found:
+            return found
+    if os.environ.get("CI") == "true":
+        pytest.fail("CI=true but no headless browser: .ci/run installs Debian's chromium")
+    pytest.skip("no chromium to open the page in")
 
 
 def psql_binary() -> str:

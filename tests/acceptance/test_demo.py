@@ -5,37 +5,23 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
-
-
-def _browser() -> str:
-    for name in CHROMIUM:
-        found = shutil.which(name)
-        if found:
-            return found
-    if os.environ.get("CI") == "true":
-        pytest.fail("CI=true but no headless browser: .ci/run installs Debian's chromium")
-    pytest.skip("no chromium to open the report in")
+from acceptance_helpers import HEADLESS, browser_or_skip  # type: ignore[import-not-found]
 
 
 def _browse(browser: str, page: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
     return subprocess.run(
-        [browser, *flags, *args, page.as_uri()], capture_output=True, text=True, timeout=120
+        [browser, *HEADLESS, *args, page.as_uri()], capture_output=True, text=True, timeout=120
     )
 
 
 def test_demo_runs_to_the_end_and_its_report_opens_with_charts(
     corpora_dir: Path, tmp_path: Path
 ) -> None:
-    browser = _browser()
+    browser = browser_or_skip()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
     env.update({"FOCUSCRAWL_HOME": str(tmp_path / "home"), "FOCUSCRAWL_CORPORA": str(corpora_dir)})
     focuscrawl = [sys.executable, "-m", "focuscrawl"]

@@ -1,0 +1,62 @@
+"""``focuscrawl console``: the web console, served by uvicorn."""
+
+from __future__ import annotations
+
+import socket
+from typing import Annotated
+
+import typer
+
+from focuscrawl.cli.common import engine_from
+from focuscrawl.errors import ConfigError
+
+
+def console_command(
+    ctx: typer.Context,
+    host: Annotated[
+        str, typer.Option(help="Address to serve on: loopback unless you ask for another.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port (0: any free one).")] = 8765,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="FOCUSCRAWL_CONSOLE_TOKEN",
+            help="The token actions need (default: a new random one, printed in the URL).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Serve a web console of the crawl: live numbers and alarms, the harvest chart, the
+    frontier, hubs and authorities, errors; label pages, mark categories good and set the
+    scope (those need the token). Prometheus metrics at /metrics. Ctrl-C ends it."""
+    import uvicorn
+
+    from focuscrawl.console import LOOPBACK, create_app, new_token
+
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port {port}: not a TCP port (0-65535)")
+    if token is not None and len(token) < 8:
+        raise ConfigError("--token: at least 8 characters")
+    token = token or new_token()
+    loopback = host in LOOPBACK
+    app = create_app(engine_from(ctx), token, hosts=LOOPBACK if loopback else ("*",))
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot serve the console on {host}:{port}: {exc.strerror}") from exc
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    typer.echo(f"console: http://{shown}:{bound}/#token={token}", err=True)
+    typer.echo(f"metrics: http://{shown}:{bound}/metrics", err=True)
+    if not loopback:
+        typer.echo(
+            f"warning: serving beyond loopback on {host}, unencrypted; anyone who can reach "
+            "it can read the crawl (actions still need the token)",
+            err=True,
+        )
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,286 @@
+"""``focuscrawl console``: a small Starlette app that watches and steers a running crawl.
+
+Read-only endpoints (``GET /api/...``) return JSON built from the named statements the
+live view and the report use (``monitor/dashboard``, ``report_relevance_by_fetch``,
+``monitor/next_urls``, ``monitor/frontier``, ``monitor/errors``, the distiller's
+``top_hubs`` and ``top_authorities``, the label suggestions). Actions (``POST``) change
+the database only through the library functions the CLI calls (``label``, ``set_good``,
+``save_scope``), and only with the console's token in an ``Authorization: Bearer``
+header: a header, not a cookie, so another site's page cannot act through the browser.
+The page itself reads the token from its URL's fragment, which browsers never send.
+
+Handlers are plain functions: Starlette runs them in its thread pool, so a slow query
+never blocks the event loop. ``/metrics`` serves :class:`focuscrawl.metrics.CrawlMetrics`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy.engine import Engine
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from focuscrawl.crawler.scope import Scope, load_scope, save_scope
+from focuscrawl.dashboard import Watch, snapshot
+from focuscrawl.database import execute, unreachable
+from focuscrawl.distiller import top
+from focuscrawl.errors import FocuscrawlError, TaxonomyError
+from focuscrawl.evaluation.metrics import moving_average, thin
+from focuscrawl.labels import label, suggest
+from focuscrawl.metrics import CrawlMetrics
+from focuscrawl.queries import queries
+from focuscrawl.taxonomy import load_tree, set_good
+
+__all__ = ["LOOPBACK", "create_app", "new_token"]
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+PAGE = Path(__file__).with_name("page.html")
+#: points of each harvest series sent to the page
+CHART_POINTS = 600
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return float(value)
+    if value is None or isinstance(value, int | float | str | bool):
+        return value
+    return str(value)
+
+
+def _rows(engine: Engine, name: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    with engine.connect() as connection:
+        result = execute(connection, queries[name], params or {})
+        columns = list(result.keys())
+        rows = [[_plain(v) for v in row] for row in result.fetchmany(50)]
+    return {"columns": columns, "rows": rows}
+
+
+class Console:
+    """The console's state: the database, the token, and the live view's watch."""
+
+    def __init__(self, engine: Engine, token: str, window_s: float = 60.0) -> None:
+        if not token:
+            raise FocuscrawlError("the console's token must not be empty")
+        self.engine = engine
+        self.token = token
+        self.watch = Watch(window_s=window_s)
+        self.crawl_metrics = CrawlMetrics(engine)
+        self._lock = threading.Lock()
+
+    # -- reads --------------------------------------------------------------------------
+
+    def page(self, request: Request) -> Response:
+        return HTMLResponse(PAGE.read_text(encoding="utf-8"))
+
+    def status(self, request: Request) -> Response:
+        snap = snapshot(self.engine)
+        with self._lock:
+            self.watch.add(snap)
+            alarms = self.watch.alarms()
+            pages_per_s = self.watch.pages_per_s()
+            relevant_per_s = self.watch.acquisition_rate()
+        with self.engine.connect() as connection:
+            model = execute(connection, queries["newest_model_id"]).scalar()
+        return JSONResponse(
+            {
+                "fetched": snap.fetched,
+                "failed": snap.failed,
+                "errors": snap.errors,
+                "frontier": snap.frontier,
+                "backlog": snap.unscored,
+                "harvest_100": snap.avg_100,
+                "harvest_1000": snap.avg_1000,
+                "pages_per_s": pages_per_s,
+                "relevant_per_s": relevant_per_s,
+                "model": model,
+                "alarms": {"stagnation": alarms.stagnation, "diffusion": alarms.diffusion},
+            }
+        )
+
+    def harvest(self, request: Request) -> Response:
+        with self.engine.connect() as connection:
+            values = [
+                float(r)
+                for r in execute(connection, queries["report_relevance_by_fetch"]).scalars()
+            ]
+        return JSONResponse(
+            {
+                "scored": len(values),
+                "pages": thin(values, CHART_POINTS),
+                "average_100": thin(moving_average(values, 100), CHART_POINTS),
+                "average_1000": thin(moving_average(values, 1000), CHART_POINTS),
+            }
+        )
+
+    def frontier(self, request: Request) -> Response:
+        return JSONResponse(
+            {
+                "next": _rows(self.engine, "monitor/next_urls"),
+                "states": _rows(self.engine, "monitor/frontier"),
+            }
+        )
+
+    def errors(self, request: Request) -> Response:
+        return JSONResponse(_rows(self.engine, "monitor/errors"))
+
+    def distiller(self, request: Request) -> Response:
+        try:
+            hubs = top(self.engine, hubs=True, limit=15)
+            authorities = top(self.engine, hubs=False, limit=15)
+        except FocuscrawlError as exc:  # no distiller run yet
+            return JSONResponse({"note": str(exc), "hubs": [], "authorities": []})
+        return JSONResponse(
+            {
+                "note": None,
+                "hubs": [[_plain(v) for v in row] for row in hubs],
+                "authorities": [[_plain(v) for v in row] for row in authorities],
+            }
+        )
+
+    def suggestions(self, request: Request) -> Response:
+        return JSONResponse(
+            [
+                {"url": s.url, "title": s.title, "relevance": s.relevance, "why": s.why}
+                for s in suggest(self.engine, 12)
+            ]
+        )
+
+    def taxonomy(self, request: Request) -> Response:
+        with self.engine.connect() as connection:
+            try:
+                tree = load_tree(connection)
+            except TaxonomyError:
+                return JSONResponse([])  # none imported yet
+        return JSONResponse(
+            [
+                {
+                    "kcid": kcid,
+                    "path": tree.path(kcid),
+                    "good": tree.nodes[kcid].good,
+                    "inherited": tree.is_good(kcid) and not tree.nodes[kcid].good,
+                }
+                for kcid in sorted(tree.nodes, key=tree.path)
+                if kcid != 0
+            ]
+        )
+
+    def scope(self, request: Request) -> Response:
+        with self.engine.connect() as connection:
+            scope = load_scope(connection)
+        return JSONResponse({"scope": scope.as_dict(), "lines": scope.describe()})
+
+    def metrics(self, request: Request) -> Response:
+        return Response(
+            generate_latest(self.crawl_metrics.registry), media_type=CONTENT_TYPE_LATEST
+        )
+
+    # -- actions (token required) ----------------------------------------------------------
+
+    def _allowed(self, request: Request) -> bool:
+        given = request.headers.get("authorization", "")
+        scheme, _, value = given.partition(" ")
+        return scheme.lower() == "bearer" and secrets.compare_digest(
+            value.strip().encode(), self.token.encode()
+        )
+
+    async def _act(self, request: Request, action: Any) -> Response:
+        if not self._allowed(request):
+            return JSONResponse(
+                {"error": "this action needs the console's token (Authorization: Bearer ...)"},
+                status_code=401,
+            )
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"error": "the body must be JSON"}, status_code=400)
+        if not isinstance(body, dict):
+            return JSONResponse({"error": "the body must be a JSON object"}, status_code=400)
+        try:
+            result = await run_in_threadpool(action, body)
+        except (FocuscrawlError, TypeError, ValueError) as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse(result)
+
+    async def label(self, request: Request) -> Response:
+        def run(body: dict[str, Any]) -> Any:
+            urls, good = body.get("urls"), body.get("good")
+            if not isinstance(urls, list) or not urls or not isinstance(good, bool):
+                raise ValueError('give {"urls": [...], "good": true|false}')
+            done = label(self.engine, [str(u) for u in urls], good, body.get("category"))
+            return [{"url": d.url, "good": d.good, "category": d.category} for d in done]
+
+        return await self._act(request, run)
+
+    async def mark_good(self, request: Request) -> Response:
+        def run(body: dict[str, Any]) -> Any:
+            category, good = body.get("category"), body.get("good", True)
+            if not isinstance(category, str | int) or not isinstance(good, bool):
+                raise ValueError('give {"category": "path.or.kcid", "good": true|false}')
+            return {"marked": set_good(self.engine, [str(category)], good), "good": good}
+
+        return await self._act(request, run)
+
+    async def set_scope(self, request: Request) -> Response:
+        def run(body: dict[str, Any]) -> Any:
+            known = set(Scope().as_dict())
+            unknown = set(body) - known - {"clear"}
+            if unknown:
+                raise ValueError(f"unknown scope fields: {', '.join(sorted(unknown))}")
+            with self.engine.connect() as connection:
+                scope = Scope() if body.get("clear") else load_scope(connection)
+            scope = scope.merged(**{k: v for k, v in body.items() if k in known})
+            save_scope(self.engine, scope)
+            return {"scope": scope.as_dict(), "lines": scope.describe()}
+
+        return await self._act(request, run)
+
+
+async def _refused(request: Request, exc: Exception) -> Response:
+    """A FocuscrawlError (409) or a database away (503) as one line of JSON."""
+    if isinstance(exc, FocuscrawlError):
+        return JSONResponse({"error": str(exc)}, status_code=409)
+    return JSONResponse({"error": str(unreachable(exc))}, status_code=503)
+
+
+def create_app(engine: Engine, token: str, hosts: tuple[str, ...] = LOOPBACK) -> Starlette:
+    """The console's ASGI app. Requests naming another Host than ``hosts`` are refused
+    (a page of another site cannot reach a loopback console by DNS rebinding)."""
+    console = Console(engine, token)
+    routes = [
+        Route("/", console.page),
+        Route("/api/status", console.status),
+        Route("/api/harvest", console.harvest),
+        Route("/api/frontier", console.frontier),
+        Route("/api/errors", console.errors),
+        Route("/api/distiller", console.distiller),
+        Route("/api/suggestions", console.suggestions),
+        Route("/api/taxonomy", console.taxonomy),
+        Route("/api/scope", console.scope),
+        Route("/api/scope", console.set_scope, methods=["POST"]),
+        Route("/api/label", console.label, methods=["POST"]),
+        Route("/api/good", console.mark_good, methods=["POST"]),
+        Route("/metrics", console.metrics),
+    ]
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))]
+    handlers = {
+        FocuscrawlError: _refused,
+        sa.exc.OperationalError: _refused,
+        sa.exc.InterfaceError: _refused,
+    }
+    return Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
