@@ -60,6 +60,12 @@ def console(db_url: str, tmp_path: Path) -> Iterator[str]:
         process.communicate(timeout=30)
 
 
+@pytest.fixture
+def api(console: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=console, timeout=30) as client:
+        yield client
+
+
 class Page:
     """One chromium tab, spoken to over the DevTools protocol."""
 
@@ -176,13 +182,13 @@ def test_the_console_shows_the_crawl_and_its_label_button_labels(
 
 
 def test_console_actions_check_their_input_and_change_only_what_they_say(
-    cli: Any, db_url: str, tmp_path: Path, console: str
+    cli: Any, db_url: str, tmp_path: Path, api: httpx.Client
 ) -> None:
     env = {"FOCUSCRAWL_DATABASE_URL": db_url}
     assert (
         cli("taxonomy", "import", str(write_tree_dir(tmp_path / "tree")), env=env).returncode == 0
     )
-    client = httpx.Client(base_url=console, timeout=30)
+    client = api
     auth = {"Authorization": f"Bearer {TOKEN}"}
     assert client.get("/api/taxonomy").json()[0]["good"] is False
 
