@@ -2,7 +2,7 @@
 evaluation measures against them and taxonomies are built from them (each reads this
 module; it reads none of them).
 
-A corpus directory (see docs/corpus-format.md)::
+A corpus directory (see docs/reference/corpus-format.md)::
 
     corpus.json          {"format": 1, "name": ..., "kind": "static" | "synthetic", ...}
     pages.jsonl          one page a line: {"url", "status", "headers", "body_file" | "body"}

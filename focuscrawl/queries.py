@@ -23,7 +23,15 @@ from pathlib import Path
 
 from focuscrawl.resources import resource_dir
 
-__all__ = ["Prepared", "Queries", "load_queries", "prepared", "queries", "replaced"]
+__all__ = [
+    "Prepared",
+    "Queries",
+    "load_queries",
+    "prepared",
+    "queries",
+    "replaced",
+    "statements_by_file",
+]
 
 _HEADER = re.compile(r"^-- ([a-z0-9_]+) --$", re.MULTILINE)
 _PARAMETER = re.compile(r"%\((\w+)\)s")
@@ -74,6 +82,18 @@ def load_queries(directory: Path) -> Queries:
                 raise ValueError(f"{path}: statement {key!r} is already defined in another file")
             statements[key] = value
     return Queries(statements)
+
+
+def statements_by_file(directory: Path | None = None) -> dict[str, dict[str, str]]:
+    """Each ``*.sql`` file's statements, in file order, by the file's path under ``sql/``
+    (the docs' reference lists them so)."""
+    directory = resource_dir("sql") if directory is None else directory
+    out: dict[str, dict[str, str]] = {}
+    for path in sorted(directory.rglob("*.sql")):
+        relative = path.relative_to(directory)
+        prefix = "" if relative.parent == Path(".") else relative.parent.as_posix() + "/"
+        out[relative.as_posix()] = _parse(path.read_text(encoding="utf-8"), prefix, path)
+    return out
 
 
 @cache

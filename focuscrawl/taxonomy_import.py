@@ -1,6 +1,6 @@
 """Reading a topic tree with example documents, and loading it in one transaction.
 
-Two sources (docs/taxonomy-format.md describes the first):
+Two sources (docs/reference/taxonomy-format.md describes the first):
 
 * a directory with ``tree.txt`` (dotted paths) or ``tree.tsv`` (child<TAB>parent),
   and ``examples/<dotted path>/<file>`` holding ``.html``/``.htm`` or plain-text files;

@@ -35,6 +35,7 @@ def console_command(
 
     if not 0 <= port <= 65535:
         raise ConfigError(f"--port {port}: not a TCP port (0-65535)")
+    token = token or None  # an empty FOCUSCRAWL_CONSOLE_TOKEN (compose's default): a new one
     if token is not None and len(token) < 8:
         raise ConfigError("--token: at least 8 characters")
     token = token or new_token()

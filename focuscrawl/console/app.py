@@ -43,12 +43,30 @@ from focuscrawl.metrics import CrawlMetrics
 from focuscrawl.queries import queries
 from focuscrawl.taxonomy import load_tree, set_good
 
-__all__ = ["LOOPBACK", "create_app", "new_token"]
+__all__ = ["ENDPOINTS", "LOOPBACK", "Console", "create_app", "new_token"]
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 PAGE = Path(__file__).with_name("page.html")
 #: points of each harvest series sent to the page
 CHART_POINTS = 600
+
+
+#: (method, path, Console method): the routes, and the reference's list of them
+ENDPOINTS: tuple[tuple[str, str, str], ...] = (
+    ("GET", "/", "page"),
+    ("GET", "/api/status", "status"),
+    ("GET", "/api/harvest", "harvest"),
+    ("GET", "/api/frontier", "frontier"),
+    ("GET", "/api/errors", "errors"),
+    ("GET", "/api/distiller", "distiller"),
+    ("GET", "/api/suggestions", "suggestions"),
+    ("GET", "/api/taxonomy", "taxonomy"),
+    ("GET", "/api/scope", "scope"),
+    ("POST", "/api/scope", "set_scope"),
+    ("POST", "/api/label", "label"),
+    ("POST", "/api/good", "mark_good"),
+    ("GET", "/metrics", "metrics"),
+)
 
 
 def new_token() -> str:
@@ -86,9 +104,12 @@ class Console:
     # -- reads --------------------------------------------------------------------------
 
     def page(self, request: Request) -> Response:
+        """The console's page (open it with `#token=...` to act)."""
         return HTMLResponse(PAGE.read_text(encoding="utf-8"))
 
     def status(self, request: Request) -> Response:
+        """The live view's numbers (`monitor/dashboard`), rates over the last minute, the alarms and
+        the newest model."""
         snap = snapshot(self.engine)
         with self._lock:
             self.watch.add(snap)
@@ -114,6 +135,8 @@ class Console:
         )
 
     def harvest(self, request: Request) -> Response:
+        """R of every scored page in fetch order (`report_relevance_by_fetch`), thinned, with its
+        moving averages over 100 and 1,000."""
         with self.engine.connect() as connection:
             values = [
                 float(r)
@@ -129,6 +152,8 @@ class Console:
         )
 
     def frontier(self, request: Request) -> Response:
+        """The next URLs in claim order (`monitor/next_urls`) and documents by state
+        (`monitor/frontier`)."""
         return JSONResponse(
             {
                 "next": _rows(self.engine, "monitor/next_urls"),
@@ -137,9 +162,12 @@ class Console:
         )
 
     def errors(self, request: Request) -> Response:
+        """Failures by HTTP status and error class (`monitor/errors`)."""
         return JSONResponse(_rows(self.engine, "monitor/errors"))
 
     def distiller(self, request: Request) -> Response:
+        """The best hubs and authorities of the latest distiller run (`top_hubs`,
+        `top_authorities`)."""
         try:
             hubs = top(self.engine, hubs=True, limit=15)
             authorities = top(self.engine, hubs=False, limit=15)
@@ -154,6 +182,7 @@ class Console:
         )
 
     def suggestions(self, request: Request) -> Response:
+        """The pages whose labels would teach the most, as `label suggest` lists them."""
         return JSONResponse(
             [
                 {"url": s.url, "title": s.title, "relevance": s.relevance, "why": s.why}
@@ -162,6 +191,7 @@ class Console:
         )
 
     def taxonomy(self, request: Request) -> Response:
+        """Every category with its good mark, given or inherited."""
         with self.engine.connect() as connection:
             try:
                 tree = load_tree(connection)
@@ -181,11 +211,13 @@ class Console:
         )
 
     def scope(self, request: Request) -> Response:
+        """The crawl's scope, as `crawl scope show` prints it."""
         with self.engine.connect() as connection:
             scope = load_scope(connection)
         return JSONResponse({"scope": scope.as_dict(), "lines": scope.describe()})
 
     def metrics(self, request: Request) -> Response:
+        """The crawl's Prometheus metrics, read from the database."""
         return Response(
             generate_latest(self.crawl_metrics.registry), media_type=CONTENT_TYPE_LATEST
         )
@@ -218,6 +250,9 @@ class Console:
         return JSONResponse(result)
 
     async def label(self, request: Request) -> Response:
+        """Label pages: `{"urls": [...], "good": true|false, "category": optional}`, as `focuscrawl
+        label` does."""
+
         def run(body: dict[str, Any]) -> Any:
             urls, good = body.get("urls"), body.get("good")
             if not isinstance(urls, list) or not urls or not isinstance(good, bool):
@@ -228,6 +263,8 @@ class Console:
         return await self._act(request, run)
 
     async def mark_good(self, request: Request) -> Response:
+        """Mark a category good or not: `{"category": "path or kcid", "good": true|false}`."""
+
         def run(body: dict[str, Any]) -> Any:
             category, good = body.get("category"), body.get("good", True)
             if not isinstance(category, str | int) or not isinstance(good, bool):
@@ -237,6 +274,9 @@ class Console:
         return await self._act(request, run)
 
     async def set_scope(self, request: Request) -> Response:
+        """Change the scope: fields of `crawl scope set` (`allow_domains`, `deny_domains`,
+        `include`, `exclude`, `max_depth`, `max_pages_per_site`, `clear`)."""
+
         def run(body: dict[str, Any]) -> Any:
             known = set(Scope().as_dict())
             unknown = set(body) - known - {"clear"}
@@ -263,19 +303,8 @@ def create_app(engine: Engine, token: str, hosts: tuple[str, ...] = LOOPBACK) ->
     (a page of another site cannot reach a loopback console by DNS rebinding)."""
     console = Console(engine, token)
     routes = [
-        Route("/", console.page),
-        Route("/api/status", console.status),
-        Route("/api/harvest", console.harvest),
-        Route("/api/frontier", console.frontier),
-        Route("/api/errors", console.errors),
-        Route("/api/distiller", console.distiller),
-        Route("/api/suggestions", console.suggestions),
-        Route("/api/taxonomy", console.taxonomy),
-        Route("/api/scope", console.scope),
-        Route("/api/scope", console.set_scope, methods=["POST"]),
-        Route("/api/label", console.label, methods=["POST"]),
-        Route("/api/good", console.mark_good, methods=["POST"]),
-        Route("/metrics", console.metrics),
+        Route(path, getattr(console, handler), methods=[method])
+        for method, path, handler in ENDPOINTS
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))]
     handlers = {

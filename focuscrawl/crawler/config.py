@@ -15,7 +15,7 @@ __all__ = ["BACKLOG_SHARE", "FOCUSED_BACKLOG", "CrawlConfig", "Mode"]
 
 #: what `crawl run` gives a focused crawl unless told otherwise: it runs at most this
 #: many pages ahead of the classifier at first, and a share of the pages fetched so far
-#: later (measured in docs/focus.md: the harvest of lockstep at most of the speed)
+#: later (measured in docs/discussions/estimates.md: the harvest of lockstep at most of the speed)
 FOCUSED_BACKLOG = 4
 BACKLOG_SHARE = 0.125
 
@@ -85,7 +85,7 @@ class CrawlConfig:
     max_backlog: int | None = None
     #: ... and the backlog grows with the crawl: at least max_backlog, and this share of
     #: the pages fetched so far (0: fixed). Young estimates move with every page; a
-    #: mature frontier hardly moves for a round of pages (docs/focus.md, measured)
+    #: mature frontier hardly moves for a round of pages (docs/discussions/estimates.md, measured)
     backlog_share: float = 0.0
     #: claim the next batch (of at most max_backlog URLs) only when the last one is
     #: fetched, stored and, when focused, scored: a crawl that repeats exactly for the

@@ -28,6 +28,8 @@ from focuscrawl.report.svg import Series, bar_chart, line_chart
 __all__ = ["Table", "write_report"]
 
 MAX_DOTS = 4000
+#: the bins of report_relevance_histogram, in order: decades of R below 0.1, then tenths
+HISTOGRAM_BINS = tuple(f"< 1e{k}" for k in range(-11, 0)) + tuple(f">= 0.{k}" for k in range(1, 10))
 ROWS = 25
 
 
@@ -88,29 +90,46 @@ def _crawl_section(engine: Engine) -> dict[str, Any]:
     charts = []
     if values:
         charts.append(_harvest_chart(values))
+        counts = {str(r.bucket): float(r.pages) for r in histogram}
         charts.append(
             bar_chart(
-                "Relevance distribution of fetched pages",
-                [str(r.bucket) for r in histogram],
-                [("pages", [float(r.pages) for r in histogram])],
-                "relevance R",
+                "Relevance distribution of fetched pages (every bin, empty ones at 0)",
+                list(HISTOGRAM_BINS),
+                [("pages", [counts.get(b, 0.0) for b in HISTOGRAM_BINS])],
+                "relevance R: decades below 0.1 (the first holds all below 1e-11), tenths above",
                 "pages",
             )
         )
     return {"totals": totals, "charts": charts, "tables": tables, "scored": len(values)}
 
 
-def _distiller_tables(engine: Engine) -> list[Table]:
+def _distiller_section(engine: Engine) -> dict[str, Any]:
+    """The latest run's best hubs and authorities, and, when an off-topic page is among
+    the authorities, why it can be."""
     try:
         hubs = top(engine, hubs=True, limit=15)
         authorities = top(engine, hubs=False, limit=15)
     except FocuscrawlError:
-        return []  # no distiller run yet
+        return {"tables": [], "note": None}  # no distiller run yet
+    with engine.connect() as connection:
+        share = float(execute(connection, queries["latest_run"]).one().rho)
     columns = ["url", "score", "relevance", "host"]
-    return [
-        Table("Top hubs", columns, [[_plain(v) for v in row] for row in hubs]),
-        Table("Top authorities", columns, [[_plain(v) for v in row] for row in authorities]),
-    ]
+    note = None
+    if any(float(row.relevance) < 0.5 for row in authorities):
+        note = (
+            f"Candidate authorities are the top {share:.0%} of fetched pages by relevance "
+            "(distill run --share). When fewer of the fetched pages than that are relevant, "
+            "as in a breadth-first crawl, off-topic pages (R near 0) are candidates too, and "
+            "one that many hubs point to can rank high: that is what a low R beside an "
+            "authority says. A crawl that keeps its focus has none."
+        )
+    return {
+        "tables": [
+            Table("Top hubs", columns, [[_plain(v) for v in row] for row in hubs]),
+            Table("Top authorities", columns, [[_plain(v) for v in row] for row in authorities]),
+        ],
+        "note": note,
+    }
 
 
 def _evaluation_section(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
@@ -216,7 +235,7 @@ def write_report(
         generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         database=engine.url.database,
         crawl=_crawl_section(engine),
-        distiller=_distiller_tables(engine),
+        distiller=_distiller_section(engine),
         evaluations=_evaluation_section(evaluation or {}),
     )
     out.mkdir(parents=True, exist_ok=True)

@@ -77,6 +77,12 @@ def test_eval_four_strategies_robustness_and_the_report(cli, db_url: str, tmp_pa
         html = (page_dir / "index.html").read_text()
         assert html.count("<svg") >= 7 and "Top authorities" in html
         assert f"Evaluation: {TOPIC}" in html and "Robustness" in html
+        # the strategies compared come first; every chart's title is visible on it
+        assert html.index(f"Evaluation: {TOPIC}") < html.index("<h2>Crawl</h2>")
+        assert html.count('class="title"') == html.count("<svg")
+        # the relevance histogram keeps its empty bins: 11 decades and 9 tenths
+        histogram = html[html.index("Relevance distribution") :]
+        assert histogram[: histogram.index("</svg>")].count('class="bar"') == 20
         assert json.loads((page_dir / "evaluation.json").read_text()) == result
 
         no_pages = cli("demo", "--pages", "0", env=env)
@@ -140,6 +146,11 @@ def test_eval_on_a_generated_web(cli, db_url: str, tmp_path: Path) -> None:  # t
         soft = topic["strategies"]["soft"]
         a, b = soft["samples"]["harvest"]
         assert f"| soft | 60 | {soft['harvest']:.3f} ({a:.3f} / {b:.3f}) |" in done.stdout
+        # Wikispeedia's reference figures are not shown as this web's
+        report = cli("report", "--out", str(tmp_path / "report"), "--eval", str(out), env=env)
+        assert report.returncode == 0, report.stderr
+        html = (tmp_path / "report" / "index.html").read_text()
+        assert "Evaluation: subject.Science" in html and "Reference figures" not in html
     finally:
         _drop_siblings(db_url)
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.errors import ConfigError
-from focuscrawl.settings import SETTINGS, load_settings
+from focuscrawl.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,12 +43,6 @@ def test_broken_config_file_is_a_one_line_error(tmp_path: Path) -> None:
 def test_explicit_config_file_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_settings(env={"FOCUSCRAWL_CONFIG": str(tmp_path / "missing.toml")})
-
-
-def test_every_setting_is_documented_in_the_readme() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    missing = [s.env_var for s in SETTINGS if s.env_var not in readme]
-    assert not missing, f"settings missing from README.md: {missing}"
 
 
 @pytest.mark.parametrize(
