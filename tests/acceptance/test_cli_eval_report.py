@@ -162,3 +162,28 @@ def test_report_to_a_place_it_cannot_write_is_one_line(cli, db_url: str, tmp_pat
         done = cli("report", "--out", out, env=env)
         assert done.returncode == 2 and f"--out {out}: cannot write the report" in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_report_says_why_an_off_topic_page_is_among_the_authorities(
+    cli, db_url: str, engine, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Candidate authorities are a share of the fetched pages by relevance, so with few
+    relevant pages an off-topic one can top the list; the report says so."""
+    with engine.begin() as c:
+        c.exec_driver_sql("INSERT INTO site (host) VALUES ('a.example'), ('b.example')")
+        c.exec_driver_sql(
+            "INSERT INTO doc (oid, https, path, sid, bytehash, state, relevance) "
+            "SELECT url_oid(doc_url(false, host, '/')), false, '/', sid, 0, 2, ln(0.001) "
+            "FROM site"
+        )
+        c.exec_driver_sql("INSERT INTO distill_run (rho, finished_at) VALUES (0.15, now())")
+        c.exec_driver_sql(
+            "INSERT INTO hits_score (run_id, oid, hub, authority) "
+            "SELECT (SELECT max(run_id) FROM distill_run), oid, 0.5, 0.5 FROM doc"
+        )
+    env = {"FOCUSCRAWL_DATABASE_URL": db_url}
+    done = cli("report", "--out", str(tmp_path / "r"), env=env)
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "r" / "index.html").read_text()
+    assert "Top authorities" in html
+    assert "Candidate authorities are the top 15% of fetched pages by relevance" in html
