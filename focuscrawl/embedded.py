@@ -169,22 +169,40 @@ class EmbeddedServer:
     size the cluster was created with.
     """
 
-    def __init__(self, home: Path, shared_buffers: str | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        shared_buffers: str | None = None,
+        *,
+        bin_dir: Path | None = None,
+        port: int = PORT,
+        settings: dict[str, str] | None = None,
+    ) -> None:
         self.home = home.expanduser().resolve()
         self.shared_buffers = shared_buffers
         self.pgdata = self.home / "pgdata"
+        #: another build of pgserver's PostgreSQL (a Citus node's: focuscrawl.cluster)
+        self._bin_dir = bin_dir
+        #: names the socket file; several servers may share a socket directory
+        self.port = port
+        #: written to the new cluster's configuration after the crawl settings
+        self.settings = settings or {}
         self.logfile = self.pgdata / "server.log"
 
     # -- paths and identity ---------------------------------------------------
 
+    @property
+    def bin_dir(self) -> Path:
+        return self._bin_dir or _bin_dir()
+
     def _socket_dir(self) -> Path:
-        if len(str(self.pgdata / f".s.PGSQL.{PORT}")) <= _MAX_SOCKET_PATH:
+        if len(str(self.pgdata / f".s.PGSQL.{self.port}")) <= _MAX_SOCKET_PATH:
             return self.pgdata
         digest = hashlib.sha256(str(self.pgdata).encode()).hexdigest()[:12]
         return Path("/tmp") / f"focuscrawl-{os.geteuid()}-{digest}"
 
     def _run(self, tool: str, *args: str, timeout: float = START_TIMEOUT_S) -> str:
-        command = [str(_bin_dir() / tool), *args]
+        command = [str(self.bin_dir / tool), *args]
         # As root, drop to the system user entirely: uid, gid and supplementary groups,
         # or root's group bits would decide access to root's directories.
         uid: int | None = None
@@ -250,7 +268,7 @@ class EmbeddedServer:
             raise DatabaseError(
                 "the embedded PostgreSQL is not running; start it with: focuscrawl db up"
             )
-        return f"postgresql://{SUPERUSER}@/{database}?host={info[1]}&port={PORT}"
+        return f"postgresql://{SUPERUSER}@/{database}?host={info[1]}&port={self.port}"
 
     def status(self) -> ServerStatus:
         info = self._postmaster()
@@ -266,7 +284,7 @@ class EmbeddedServer:
         if _is_root():
             user = _ensure_system_user()
             _make_traversable(self.pgdata)
-            _make_traversable(_bin_dir())
+            _make_traversable(self.bin_dir)
             os.chown(self.pgdata, user.pw_uid, user.pw_gid)
         self._run(
             "initdb",
@@ -277,7 +295,7 @@ class EmbeddedServer:
             "--locale=C",
         )  # fmt: skip
         with open(self.pgdata / "postgresql.auto.conf", "a", encoding="utf-8") as conf:
-            for name, value in server_settings(usable_memory()).items():
+            for name, value in {**server_settings(usable_memory()), **self.settings}.items():
                 conf.write(f"{name} = {value}\n")
 
     def up(self) -> ServerStatus:
@@ -312,7 +330,7 @@ class EmbeddedServer:
             return True
 
     def _start_options(self, socket_dir: Path) -> str:
-        options = f"-k {socket_dir} -p {PORT}"
+        options = f"-k {socket_dir} -p {self.port}"
         if self.shared_buffers:
             options += f" -c shared_buffers={self.shared_buffers}"
         return options

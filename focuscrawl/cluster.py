@@ -1,0 +1,123 @@
+"""A local Citus cluster (a coordinator and workers on this machine), for tests and
+benchmarks of the crawl's distributed layout (docs/discussions/scale-out.md).
+
+Each node is an :class:`~focuscrawl.embedded.EmbeddedServer` of its own under
+``<home>/<node>``, run from a PostgreSQL build that has the Citus extension
+(``../shared/tools/citus-build`` makes one from pgserver's PostgreSQL), with
+``citus`` preloaded. Nodes speak over Unix sockets only, as the embedded server does:
+no TCP port is opened. :func:`citus_bin_dir` finds or builds that PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg2
+from psycopg2.extensions import parse_dsn
+
+from focuscrawl.embedded import DATABASE_NAME, EmbeddedServer, _bin_dir
+from focuscrawl.errors import DatabaseError
+
+__all__ = ["CITUS_BUILD", "LocalCluster", "citus_bin_dir"]
+
+#: the build script beside the checkout (../shared/tools/citus-build)
+CITUS_BUILD = Path(__file__).resolve().parents[2] / "shared" / "tools" / "citus-build"
+BASE_PORT = 9700
+#: each node's shared_buffers: three nodes on one machine must not each take a quarter
+NODE_SHARED_BUFFERS = "512MB"
+
+
+def citus_bin_dir(build: Path = CITUS_BUILD, timeout: float = 900) -> Path:
+    """The bin directory of a PostgreSQL with Citus: built by ``build`` against pgserver's
+    PostgreSQL on first use (about 90 s), then cached. A DatabaseError says why not."""
+    if not build.exists():
+        raise DatabaseError(f"no Citus build script at {build}")
+    try:
+        done = subprocess.run(
+            [str(build), str(_bin_dir() / "pg_config")],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise DatabaseError(f"citus-build could not run: {exc}") from exc
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        detail = (done.stderr or done.stdout).strip().splitlines()
+        raise DatabaseError(f"citus-build failed: {detail[-1] if detail else done.returncode}")
+    path = Path(lines[-1])
+    if not (path / "postgres").exists():
+        raise DatabaseError(f"citus-build printed {path}, which holds no postgres")
+    return path
+
+
+@dataclass
+class LocalCluster:
+    """A coordinator and ``workers`` workers under ``home``, started by :meth:`up`."""
+
+    home: Path
+    bin_dir: Path
+    workers: int = 2
+    base_port: int = BASE_PORT
+    nodes: list[EmbeddedServer] = field(init=False)
+
+    def __post_init__(self) -> None:
+        settings = {"shared_preload_libraries": "'citus'", "max_connections": "200"}
+        self.nodes = [
+            EmbeddedServer(
+                self.home / ("coordinator" if n == 0 else f"worker{n}"),
+                NODE_SHARED_BUFFERS,
+                bin_dir=self.bin_dir,
+                port=self.base_port + n,
+                settings=settings,
+            )
+            for n in range(self.workers + 1)
+        ]
+
+    @property
+    def coordinator(self) -> EmbeddedServer:
+        return self.nodes[0]
+
+    def url(self, database: str = DATABASE_NAME) -> str:
+        return self.coordinator.url(database)
+
+    def up(self) -> str:
+        """Start every node, create the Citus extension in the database on each, and
+        register the workers with the coordinator (idempotent); the coordinator's URL."""
+        for node in self.nodes:
+            node.up()
+            _execute(node.url(), "CREATE EXTENSION IF NOT EXISTS citus")
+        host, port = _socket(self.coordinator.url())
+        _execute(self.url(), f"SELECT citus_set_coordinator_host('{host}', {port})")
+        for worker in self.nodes[1:]:
+            host, port = _socket(worker.url())
+            _execute(
+                self.url(),
+                "SELECT citus_add_node(%s, %s) WHERE NOT EXISTS "
+                "(SELECT FROM pg_dist_node WHERE nodename = %s AND nodeport = %s)",
+                (host, port, host, port),
+            )
+        return self.url()
+
+    def down(self) -> None:
+        for node in reversed(self.nodes):
+            node.down()
+
+
+def _socket(url: str) -> tuple[str, int]:
+    """(socket directory, port) of a node's URL: how the other nodes reach it."""
+    dsn = parse_dsn(url)
+    return dsn["host"], int(dsn["port"])
+
+
+def _execute(url: str, statement: str, params: tuple[object, ...] | None = None) -> None:
+    connection = psycopg2.connect(url)
+    try:
+        connection.autocommit = True
+        with connection.cursor() as cursor:
+            cursor.execute(statement, params)
+    finally:
+        connection.close()
