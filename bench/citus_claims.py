@@ -19,6 +19,10 @@ claimed and commits; the median and 90th percentile of --claims claims are print
             reads its own top, the coordinator merges), then from each bucket among
             them as many as it holds, FOR UPDATE SKIP LOCKED inside the bucket: the
             global order (bench/bucketed_claims.py measures what each costs the harvest).
+``shards``  as merge, but one claim per shard rather than per bucket: Citus routes a
+            statement naming several buckets of one shard (``bucket = ANY(...)``) to
+            that shard, FOR UPDATE included, and a shard's share of the global top is
+            its own top. On the single server all buckets are one group.
 
 Writes bench/results/citus_claims.json.
 """
@@ -72,6 +76,14 @@ WITH c AS (SELECT oid FROM frontier WHERE bucket = %(bucket)s AND state = 0 AND 
 UPDATE frontier SET state = 1 WHERE bucket = %(bucket)s AND oid IN (SELECT oid FROM c)
 RETURNING oid
 """
+GROUP = """
+WITH c AS (SELECT bucket, oid FROM frontier
+           WHERE bucket = ANY(%(buckets)s::smallint[]) AND state = 0 AND num_tries = 0
+           ORDER BY relevance DESC, priority, bytehash LIMIT %(batch)s FOR UPDATE SKIP LOCKED)
+UPDATE frontier AS f SET state = 1 FROM c
+WHERE f.bucket = ANY(%(buckets)s::smallint[]) AND f.bucket = c.bucket AND f.oid = c.oid
+RETURNING f.oid
+"""
 TOP = """
 SELECT bucket, count(*) FROM (
     SELECT bucket FROM frontier WHERE state = 0 AND num_tries = 0
@@ -123,6 +135,30 @@ def measure(url: str, rows: int, args: argparse.Namespace, citus: bool) -> dict[
         c.execute(BUCKET, {"batch": batch, "bucket": n % args.buckets})
         return len(c.fetchall())
 
+    shard_of: dict[int, int] = {b: 0 for b in range(args.buckets)}
+    if citus:
+        cursor.execute(
+            "SELECT b, get_shard_id_for_distribution_column('frontier', b) "
+            "FROM generate_series(0, %s - 1) AS b",
+            (args.buckets,),
+        )
+        shard_of = {int(b): int(shard) for b, shard in cursor.fetchall()}
+        connection.commit()
+    members: dict[int, list[int]] = {}
+    for bucket, shard in shard_of.items():
+        members.setdefault(shard, []).append(bucket)
+
+    def shards_claim(c: Any, n: int) -> int:
+        c.execute(TOP, {"batch": batch})
+        wanted: dict[int, int] = {}
+        for bucket, urls in c.fetchall():
+            wanted[shard_of[bucket]] = wanted.get(shard_of[bucket], 0) + urls
+        got = 0
+        for shard, urls in wanted.items():
+            c.execute(GROUP, {"batch": urls, "buckets": members[shard]})
+            got += len(c.fetchall())
+        return got
+
     def merge_claim(c: Any, n: int) -> int:
         c.execute(TOP, {"batch": batch})
         got = 0
@@ -132,7 +168,7 @@ def measure(url: str, rows: int, args: argparse.Namespace, citus: bool) -> dict[
         return got
 
     for name, claim in (("global", global_claim), ("bucket", bucket_claim),
-                        ("merge", merge_claim)):  # fmt: skip
+                        ("merge", merge_claim), ("shards", shards_claim)):  # fmt: skip
         try:
             out[name] = _time(cursor, claim, args.claims)
         except psycopg2.Error as exc:
@@ -167,7 +203,7 @@ def main() -> None:
                         f"{name} {r['median_ms']:.2f} ms (p90 {r['p90_ms']:.2f}, "
                         f"{r['urls_per_claim']:.0f} URLs)" if "error" not in r
                         else f"{name}: {r['error']}"
-                        for name in ("global", "bucket", "merge") for r in [result[name]]
+                        for name in ("global", "bucket", "merge", "shards") for r in [result[name]]
                     )  # fmt: skip
                     print(f"{where:6} {rows:>10,} rows (loaded in {result['load_seconds']} s): "
                           f"{cells}", flush=True)  # fmt: skip
