@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import Any, TypeVar
 
 import psycopg2.errors
@@ -46,6 +47,7 @@ __all__ = [
     "libpq_url",
     "make_engine",
     "open_database",
+    "plain_value",
     "retry_rolled_back",
     "retry_until_done",
     "revision_name",
@@ -399,3 +401,13 @@ def execute(
 ) -> sa.CursorResult[Any]:
     """Run a named statement's SQL text as it is, with psycopg2 ``%(name)s`` parameters."""
     return connection.exec_driver_sql(statement, dict(params or {}))
+
+
+def plain_value(value: Any) -> Any:
+    """A value of a result row as JSON, CSV and tables take it: numerics as floats,
+    anything but None, numbers, text and booleans as text."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if value is None or isinstance(value, int | float | str | bool):
+        return value
+    return str(value)

@@ -13,6 +13,8 @@ import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import typer
+
 __all__ = ["SECTIONS", "command_paths", "render"]
 
 
@@ -41,12 +43,6 @@ def command_paths() -> Iterator[tuple[str, Any]]:
     yield from walk("focuscrawl", _root())
 
 
-def _context(command: Any, name: str) -> Any:
-    from typer._click.core import Context
-
-    return Context(command, info_name=name)
-
-
 def commands() -> str:
     out = []
     for path, command in command_paths():
@@ -55,7 +51,7 @@ def commands() -> str:
         text = inspect.cleandoc(command.help or "")
         if text:
             out.append(text + "\n")
-        ctx = _context(command, path.rsplit(" ", 1)[-1])
+        ctx = typer.Context(command, info_name=path.rsplit(" ", 1)[-1])
         rows = []
         for param in command.params:
             record = param.get_help_record(ctx)

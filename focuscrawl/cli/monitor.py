@@ -8,14 +8,13 @@ import json
 import sys
 import textwrap
 import time
-from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 
 from focuscrawl.cli.common import engine_from
-from focuscrawl.database import execute
+from focuscrawl.database import execute, plain_value
 from focuscrawl.errors import ConfigError
 from focuscrawl.queries import queries
 
@@ -37,17 +36,9 @@ def names() -> list[str]:
     return sorted(k.removeprefix(PREFIX) for k in queries if k.startswith(PREFIX))
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return float(value)
-    if value is None or isinstance(value, int | float | str | bool):
-        return value
-    return str(value)
-
-
 def render(columns: list[str], rows: list[tuple[Any, ...]], fmt: Format) -> str:
     """Rows as an aligned table, CSV or JSON (a list of objects)."""
-    plain = [[_plain(v) for v in row] for row in rows]
+    plain = [[plain_value(v) for v in row] for row in rows]
     if fmt is Format.JSON:
         return json.dumps([dict(zip(columns, row, strict=True)) for row in plain], indent=2)
     if fmt is Format.CSV:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import secrets
 import threading
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +33,8 @@ from starlette.routing import Route
 
 from focuscrawl.crawler.scope import Scope, load_scope, save_scope
 from focuscrawl.dashboard import Watch, snapshot
-from focuscrawl.database import execute, unreachable
-from focuscrawl.distiller import top
+from focuscrawl.database import execute, plain_value, unreachable
+from focuscrawl.distiller import latest_run, top
 from focuscrawl.errors import FocuscrawlError, TaxonomyError
 from focuscrawl.evaluation.metrics import moving_average, thin
 from focuscrawl.labels import label, suggest
@@ -73,19 +72,11 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return float(value)
-    if value is None or isinstance(value, int | float | str | bool):
-        return value
-    return str(value)
-
-
 def _rows(engine: Engine, name: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     with engine.connect() as connection:
         result = execute(connection, queries[name], params or {})
         columns = list(result.keys())
-        rows = [[_plain(v) for v in row] for row in result.fetchmany(50)]
+        rows = [[plain_value(v) for v in row] for row in result.fetchmany(50)]
     return {"columns": columns, "rows": rows}
 
 
@@ -169,15 +160,16 @@ class Console:
         """The best hubs and authorities of the latest distiller run (`top_hubs`,
         `top_authorities`)."""
         try:
-            hubs = top(self.engine, hubs=True, limit=15)
-            authorities = top(self.engine, hubs=False, limit=15)
+            run = latest_run(self.engine)
         except FocuscrawlError as exc:  # no distiller run yet
             return JSONResponse({"note": str(exc), "hubs": [], "authorities": []})
+        hubs = top(self.engine, hubs=True, limit=15, run=run)
+        authorities = top(self.engine, hubs=False, limit=15, run=run)
         return JSONResponse(
             {
                 "note": None,
-                "hubs": [[_plain(v) for v in row] for row in hubs],
-                "authorities": [[_plain(v) for v in row] for row in authorities],
+                "hubs": [[plain_value(v) for v in row] for row in hubs],
+                "authorities": [[plain_value(v) for v in row] for row in authorities],
             }
         )
 

@@ -20,7 +20,6 @@ from sqlalchemy.engine import Connection, Engine
 
 from focuscrawl.database import execute
 from focuscrawl.distiller import top
-from focuscrawl.errors import FocuscrawlError
 from focuscrawl.evaluation.metrics import distance_order, moving_average, thin
 from focuscrawl.queries import queries
 from focuscrawl.report.svg import Series, bar_chart, line_chart
@@ -106,13 +105,13 @@ def _crawl_section(engine: Engine) -> dict[str, Any]:
 def _distiller_section(engine: Engine) -> dict[str, Any]:
     """The latest run's best hubs and authorities, and, when an off-topic page is among
     the authorities, why it can be."""
-    try:
-        hubs = top(engine, hubs=True, limit=15)
-        authorities = top(engine, hubs=False, limit=15)
-    except FocuscrawlError:
-        return {"tables": [], "note": None}  # no distiller run yet
     with engine.connect() as connection:
-        share = float(execute(connection, queries["latest_run"]).one().rho)
+        latest = execute(connection, queries["latest_run"]).first()
+    if latest is None:
+        return {"tables": [], "note": None}  # no distiller run yet
+    share = float(latest.rho)
+    hubs = top(engine, hubs=True, limit=15, run=latest.run_id)
+    authorities = top(engine, hubs=False, limit=15, run=latest.run_id)
     columns = ["url", "score", "relevance", "host"]
     note = None
     if any(float(row.relevance) < 0.5 for row in authorities):
