@@ -86,7 +86,7 @@ def test_every_documented_metric_moves_during_a_crawl(
         fetch=FetchConfig(proxy=topics_web.proxy),
         mode=Mode.SOFT,
         threads=4,
-        host_delay=0.0,
+        host_delay=0.05,  # URLs wait in the queue for their host: the gauge shows them
         idle_exit_seconds=2.0,
         max_pages=80,
         max_backlog=4,
