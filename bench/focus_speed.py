@@ -65,6 +65,7 @@ LISTENING = (
     "WHERE query LIKE 'LISTEN %%' AND datname = current_database()"
 )
 LINK_VERSIONS = "SELECT count(*) FROM model WHERE kind = 'link'"
+FIRST_FETCH = "SELECT extract(epoch FROM min(fetched_at)) FROM doc_fetch"
 
 
 def _url(engine: Engine) -> str:
@@ -187,6 +188,7 @@ def free(
 
         with CpuMeter(roles, postmaster) as meter:
             start = time.perf_counter()
+            started_at = time.time()
             crawler = subprocess.Popen([*cli, *run], env=env)
             spy = os.environ.get("FOCUS_SPEED_PYSPY")  # profile the two with this py-spy
             for role, pid in (
@@ -222,6 +224,7 @@ def free(
         urls = _fetched(engine)
         with engine.connect() as connection:
             versions = connection.exec_driver_sql(LINK_VERSIONS).scalar_one()
+            first_fetch = connection.exec_driver_sql(FIRST_FETCH).scalar_one()
     finally:
         engine.dispose()
         drop_database(web.server, name)
@@ -231,6 +234,8 @@ def free(
         **measured,
         "crawl_seconds": round(crawl_seconds, 1),
         "end_to_end_seconds": round(end_to_end, 1),
+        # the crawler's start-up: from its launch to its first page stored
+        "first_fetch_seconds": round(float(first_fetch) - started_at, 2) if first_fetch else None,
         "end_to_end_pages_per_s": round(len(urls) / end_to_end, 1),
         "options": options,
         "link_model_versions": versions,

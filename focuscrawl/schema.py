@@ -233,6 +233,7 @@ doc_text = Table(
     "doc_text",
     metadata,
     Column("oid", BigInteger, primary_key=True, autoincrement=False),  # a doc row's (0012)
+    # STORAGE EXTERNAL: out of line, never pglz-compressed (migration 0015)
     Column("text", Text, nullable=False),
     comment="Visible text of fetched pages, apart so that doc stays narrow.",
 )

@@ -7,13 +7,15 @@
 
 -- create_staging --
 -- One row per outcome (its site and depth, and the state its out-links get), one per
--- page text, one per out-link.
+-- page text, one per out-link. Texts are staged uncompressed, as doc_text keeps them
+-- (migration 0015): a text compressed here would be stored compressed.
 CREATE TEMP TABLE IF NOT EXISTS stage_result (
     oid bigint, state smallint, http_status smallint, error varchar(64),
     content_type varchar(128), content_hash bigint, title text, etag varchar(128),
     last_modified varchar(64), sid integer, depth smallint, link_state smallint
 ) ON COMMIT DELETE ROWS;
-CREATE TEMP TABLE IF NOT EXISTS stage_text (oid bigint, text text) ON COMMIT DELETE ROWS;
+CREATE TEMP TABLE IF NOT EXISTS stage_text (oid bigint, text text STORAGE EXTERNAL)
+    ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_link (
     oid_src bigint, oid_dst bigint, bytehash integer, https boolean, host text, path text,
     anchor text, context text, estimate float8

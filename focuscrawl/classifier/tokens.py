@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
 
 import numpy as np
 from scipy import sparse
@@ -78,25 +79,26 @@ def count_terms(texts: Iterable[str]) -> list[Counter[str]]:
 
 
 def matrix_of(counts: Sequence[Counter[str]], vocabulary: Mapping[str, int]) -> sparse.csr_matrix:
-    """Term counts over ``vocabulary`` (term -> column); unknown terms drop."""
-    indices: list[int] = []
-    data: list[int] = []
-    indptr = [0]
+    """Term counts over ``vocabulary`` (term -> column); unknown terms drop. Terms are
+    looked up by ``map`` (a loop in C), unknown ones marked -1 and dropped by numpy."""
     get = vocabulary.get
-    for counter in counts:
-        for term, count in counter.items():
-            column = get(term)
-            if column is not None:
-                indices.append(column)
-                data.append(count)
-        indptr.append(len(indices))
+    columns: list[int] = []
+    values: list[int] = []
+    ends = np.zeros(len(counts) + 1, dtype=np.int64)
+    for i, counter in enumerate(counts, 1):
+        columns.extend(map(get, counter, repeat(-1)))
+        values.extend(counter.values())
+        ends[i] = len(columns)
+    column = np.asarray(columns, dtype=np.int64)
+    known = column >= 0
+    kept = np.concatenate(([0], np.cumsum(known)))[ends]  # row boundaries after the drop
     return sparse.csr_matrix(
         (
-            np.asarray(data, dtype=np.float64),
-            np.asarray(indices, dtype=np.int32),
-            np.asarray(indptr, dtype=np.int64),
+            np.asarray(values, dtype=np.float64)[known],
+            column[known].astype(np.int32),
+            kept,
         ),
-        shape=(len(indptr) - 1, len(vocabulary)),
+        shape=(len(counts), len(vocabulary)),
     )
 
 
