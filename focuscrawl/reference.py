@@ -36,7 +36,11 @@ def command_paths() -> Iterator[tuple[str, Any]]:
 
     def walk(prefix: str, command: Any) -> Iterator[tuple[str, Any]]:
         yield prefix, command
-        for name, sub in sorted(getattr(command, "commands", {}).items()):
+        if not hasattr(command, "list_commands"):
+            return
+        ctx = typer.Context(command)  # a group's subcommands load when asked for
+        for name in sorted(command.list_commands(ctx)):
+            sub = command.get_command(ctx, name)
             if not sub.hidden:
                 yield from walk(f"{prefix} {name}", sub)
 

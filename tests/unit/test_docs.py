@@ -69,8 +69,10 @@ def _commands() -> dict[str, list[str]]:
 
     def walk(prefix: str, command: typer.main.TyperGroup) -> None:
         found[prefix] = [p.opts[0] for p in command.params if p.name != "help"]
-        for name, sub in getattr(command, "commands", {}).items():
-            walk(f"{prefix} {name}", sub)
+        if isinstance(command, typer.main.TyperGroup):
+            ctx = typer.Context(command)
+            for name in command.list_commands(ctx):
+                walk(f"{prefix} {name}", command.get_command(ctx, name))  # type: ignore[arg-type]
 
     walk("focuscrawl", typer.main.get_command(app))  # type: ignore[arg-type]
     return found
