@@ -187,6 +187,16 @@ def newest_link_model(connection: Connection) -> LinkModel | None:
     return LinkModel.from_bytes(bytes(row.weights), row.model_id, _params(row.params))
 
 
+def _newest(connection: Connection, known: LinkModel | None) -> LinkModel | None:
+    """The newest version: ``known`` (one already in memory) when it is that one, without
+    reading its weights again."""
+    if known is not None:
+        head = execute(connection, queries["newest_link_model_head"]).first()
+        if head is not None and head.model_id == known.model_id:
+            return known
+    return newest_link_model(connection)
+
+
 def _params(stored: Any) -> dict[str, Any]:
     return stored if isinstance(stored, dict) else json.loads(stored)
 
@@ -202,11 +212,18 @@ class LinkLearner:
         """Import scikit-learn now (most of a second), not in the first batch that learns."""
         import sklearn.linear_model  # noqa: F401
 
-    def learn(self, connection: Connection, tree: Tree, parent: bool = True) -> LinkModel | None:
+    def learn(
+        self,
+        connection: Connection,
+        tree: Tree,
+        parent: bool = True,
+        known: LinkModel | None = None,
+    ) -> LinkModel | None:
         """Learn from the queued examples when enough are queued and no other classifier
         is learning; the new version, or None. Runs in the caller's transaction. With no
         version yet (no links between examples), the first is learned from the queue
-        (``parent``: whether the parent's relevance is a feature)."""
+        (``parent``: whether the parent's relevance is a feature). ``known``: the version
+        the caller holds, learned on without reading it back when it is the newest."""
         head = execute(connection, queries["newest_link_model_head"]).first()
         params = {} if head is None else _params(head.params)
         learned = int(params.get("learned", 0))
@@ -217,7 +234,7 @@ class LinkLearner:
             return None  # a first version needs something relevant to learn from
         if not execute(connection, queries["lock_link_learner"]).scalar_one():
             return None
-        newest = newest_link_model(connection)  # its weights: only to learn on from them
+        newest = _newest(connection, known)  # checked after the lock: the one to learn on
         examples = [
             Example(_parts(r), float(r.label))
             for r in execute(connection, queries["take_link_examples"])

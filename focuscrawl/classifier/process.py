@@ -215,8 +215,10 @@ class Classifier:
                 # a new version, when its turn has come, commits with the scores it
                 # learned from: a crawler that waited for them claims with it
                 parent = self.estimate != "apprentice"
-                if self.learner.learn(connection, tree, parent) is not None:
+                learned = self.learner.learn(connection, tree, parent, self._link_model)
+                if learned is not None:
                     self.stats.link_models += 1
+                    self._link_model = learned  # the newest version, not read back
             execute(connection, queries["notify_pages_scored"])  # crawlers waiting on us
         self.stats.links += links
         self.stats.scored += len(rows)
