@@ -24,13 +24,17 @@ FROM model AS m WHERE m.kind = 'page' ORDER BY m.model_id DESC;
 -- crawler's store locks them before it writes doc_fetch, so the two cannot deadlock);
 -- SKIP LOCKED lets several classifiers share the queue, and a crashed one loses
 -- nothing. (The evaluation's ground-truth scorer takes its pages off the same queue.)
+-- The doc_fetch rows are locked too: a page another classifier scored and committed
+-- while this statement ran is then checked again on its new row (model_id set) and
+-- left out; with doc locked alone, PostgreSQL rechecks only doc's row and the page was
+-- scored twice.
 WITH claimed AS (
     SELECT f.oid, f.title
     FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid
     WHERE f.fetch_seq IS NOT NULL AND f.model_id IS NULL AND d.state = 2
     ORDER BY f.fetch_seq
     LIMIT %(batch)s
-    FOR UPDATE OF d SKIP LOCKED
+    FOR UPDATE OF d, f SKIP LOCKED
 )
 SELECT c.oid, c.title, t.text
 FROM claimed AS c

@@ -4,6 +4,8 @@ rescore; and crawls that follow what it writes (soft) or obey it (hard)."""
 from __future__ import annotations
 
 import math
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -14,10 +16,14 @@ from focuscrawl.classifier import Classifier, latest_model
 from focuscrawl.classifier.rescore import rescore
 from focuscrawl.classifier.tokens import document_text
 from focuscrawl.crawler.config import Mode
+from focuscrawl.crawler.store import Claim, Outcome, Store
 from focuscrawl.errors import ConfigError, TaxonomyError
-from focuscrawl.schema import SEED_PRIORITY
+from focuscrawl.queries import queries
+from focuscrawl.schema import SEED_PRIORITY, DocState
+from focuscrawl.seeds import add_seeds
 from focuscrawl.taxonomy import load_tree, set_good
 from focuscrawl.taxonomy_import import Example, TaxonomyImport, from_directory, store_import
+from focuscrawl.urls import oid_of
 from focuscrawl.webbox import WebBoxThread
 from tests.classifier.topics import page_url, write_tree_dir
 from tests.crawler.conftest import crawl
@@ -174,13 +180,10 @@ def test_hard_crawl_never_fetches_a_child_of_an_off_topic_page(
 def test_max_backlog_holds_the_crawler_until_the_classifier_catches_up(
     trained: sa.Engine, topics_web: WebBoxThread
 ) -> None:
-    import threading
-    import time
 
     from focuscrawl.crawler.config import CrawlConfig
     from focuscrawl.crawler.fetch import FetchConfig
     from focuscrawl.crawler.process import Crawler
-    from focuscrawl.seeds import add_seeds
 
     with trained.begin() as connection:
         add_seeds(connection, SEEDS)
@@ -223,3 +226,46 @@ def test_an_unknown_crawl_estimate_is_one_clear_error_and_scores_nothing(
             "SELECT count(*) FROM doc_fetch WHERE fetch_seq IS NOT NULL AND model_id IS NULL"
         ).scalar()
     assert unscored == stats.fetched == 3  # the batch rolled back: nothing half-written
+
+
+def test_a_page_scored_while_a_claim_waits_is_not_claimed_again(engine: sa.Engine) -> None:
+    """Two classifiers: one scores a page and commits while the other's claim is past its
+    snapshot. The claim must see the new doc_fetch row (model_id set), not score the page
+    twice. (The claim skips locked rows; here it waits for them instead, so that the
+    commit lands mid-statement every time.)"""
+    url = "http://a.example/page"
+    with engine.begin() as connection:
+        add_seeds(connection, [url])
+        sid = connection.exec_driver_sql("SELECT sid FROM doc").scalar_one()
+    store = Store(engine)
+    try:
+        claim = Claim(oid_of(url), url, sid, 0, 0)
+        store.write([Outcome(claim, DocState.FETCHED, 200, content_type="text/html", text="x")])
+    finally:
+        store.close()
+    waiting = queries["claim_unclassified"].replace("SKIP LOCKED", "")
+    assert waiting != queries["claim_unclassified"]
+    scorer = engine.connect()
+    scorer.begin()
+    scorer.exec_driver_sql("UPDATE doc SET relevance = 0 WHERE oid = %(o)s", {"o": oid_of(url)})
+    scorer.exec_driver_sql(
+        "UPDATE doc_fetch SET model_id = 1 WHERE oid = %(o)s", {"o": oid_of(url)}
+    )
+    claimed: list[object] = []
+
+    def claim_batch() -> None:
+        with engine.begin() as connection:
+            claimed.extend(connection.exec_driver_sql(waiting, {"batch": 8}).all())
+
+    import threading
+    import time
+
+    other = threading.Thread(target=claim_batch)
+    other.start()
+    time.sleep(0.5)  # the claim is waiting for the scorer's row lock
+    assert other.is_alive()
+    scorer.commit()
+    scorer.close()
+    other.join(10)
+    assert not other.is_alive()
+    assert claimed == []
