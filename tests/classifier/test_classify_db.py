@@ -180,7 +180,6 @@ def test_hard_crawl_never_fetches_a_child_of_an_off_topic_page(
 def test_max_backlog_holds_the_crawler_until_the_classifier_catches_up(
     trained: sa.Engine, topics_web: WebBoxThread
 ) -> None:
-
     from focuscrawl.crawler.config import CrawlConfig
     from focuscrawl.crawler.fetch import FetchConfig
     from focuscrawl.crawler.process import Crawler
@@ -256,9 +255,6 @@ def test_a_page_scored_while_a_claim_waits_is_not_claimed_again(engine: sa.Engin
     def claim_batch() -> None:
         with engine.begin() as connection:
             claimed.extend(connection.exec_driver_sql(waiting, {"batch": 8}).all())
-
-    import threading
-    import time
 
     other = threading.Thread(target=claim_batch)
     other.start()
