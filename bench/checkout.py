@@ -42,9 +42,10 @@ from focuscrawl.embedded import _bin_dir
 from focuscrawl.queries import queries
 
 BUILD = """
-INSERT INTO site (host) SELECT 'h' || g || '.example' FROM generate_series(1, 1000) g;
-INSERT INTO doc (oid, https, path, sid, bytehash, relevance, priority)
-SELECT url_oid(u), false, p, 1 + g %% 1000, url_bytehash(u),
+INSERT INTO site (host, bucket)
+SELECT h, host_bucket(h) FROM generate_series(1, 1000) g, LATERAL (SELECT 'h' || g || '.example') t(h);
+INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, priority)
+SELECT url_oid(u), oid_bucket(url_oid(u)), false, p, 1 + g %% 1000, url_bytehash(u),
        -- one pseudo-random relevance for each run of %(share)s URLs
        ln((('x' || left(md5((g / %(share)s)::text), 8))::bit(32)::bigint + 1) / 4294967297.0),
        (random() * 50)::int

@@ -159,7 +159,7 @@ def _process_rate(
         with engine.begin() as connection:
             connection.exec_driver_sql(
                 "UPDATE taxonomy SET good = 1 WHERE kcname = 'Biology'; "
-                "INSERT INTO site (host) VALUES ('bench.example');"
+                "INSERT INTO site (host, bucket) VALUES ('bench.example', host_bucket('bench.example'));"
             )
             save_model(connection, model, data.tree, 0)  # type: ignore[attr-defined]
             train_link_model(connection, load_tree(connection))
@@ -170,22 +170,24 @@ def _process_rate(
             )
             connection.exec_driver_sql(
                 """
-                INSERT INTO doc (oid, https, path, sid, bytehash, state)
-                SELECT url_oid(u), false, '/' || i, 1, url_bytehash(u),
+                INSERT INTO doc (oid, bucket, https, path, sid, bytehash, state)
+                SELECT url_oid(u), oid_bucket(url_oid(u)), false, '/' || i, 1, url_bytehash(u),
                        CASE WHEN i <= %(n)s THEN 2 ELSE 0 END
                 FROM generate_series(1, %(n)s * 11) AS i,
                      LATERAL (SELECT 'http://bench.example/' || i AS u) AS url;
-                INSERT INTO doc_fetch (oid, fetch_seq, title)
-                SELECT url_oid('http://bench.example/' || i), i, 'page ' || i
+                INSERT INTO doc_fetch (oid, bucket, fetch_seq, title)
+                SELECT url_oid('http://bench.example/' || i),
+                       host_bucket('bench.example'), i, 'page ' || i
                 FROM generate_series(1, %(n)s) AS i;
-                INSERT INTO doc_text (oid, text)
-                SELECT oid, (%(texts)s::text[])[1 + fetch_seq %% cardinality(%(texts)s::text[])]
+                INSERT INTO doc_text (oid, bucket, text)
+                SELECT oid, bucket, (%(texts)s::text[])[1 + fetch_seq %% cardinality(%(texts)s::text[])]
                 FROM doc_fetch;
-                INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor, context)
+                INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor, context, bucket)
                 SELECT url_oid('http://bench.example/' || i),
                        url_oid('http://bench.example/' || CASE WHEN j = 10
                            THEN 1 + i %% %(n)s ELSE %(n)s + (i - 1) * 10 + j END),
-                       1, 1, 'cell protein ' || j, 'the genes of | are found in'
+                       1, 1, 'cell protein ' || j, 'the genes of | are found in',
+                       host_bucket('bench.example')
                 FROM generate_series(1, %(n)s) AS i, generate_series(1, 10) AS j;
                 ANALYZE;
                 """,

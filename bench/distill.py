@@ -31,16 +31,17 @@ from focuscrawl.distiller import run_hits
 BUILD = """
 TRUNCATE link, doc_text, doc_class, doc_fetch, doc_lease, doc, site, hits_score, distill_run
     RESTART IDENTITY CASCADE;
-INSERT INTO site (host) SELECT 's' || i || '.example' FROM generate_series(1, %(sites)s) AS i;
-INSERT INTO doc (oid, https, path, sid, bytehash, relevance, state)
-SELECT url_oid(u), false, '/' || i, 1 + (i %% %(sites)s), url_bytehash(u),
+INSERT INTO site (host, bucket)
+SELECT h, host_bucket(h) FROM generate_series(1, %(sites)s) AS i, LATERAL (SELECT 's' || i || '.example') t(h);
+INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, state)
+SELECT url_oid(u), oid_bucket(url_oid(u)), false, '/' || i, 1 + (i %% %(sites)s), url_bytehash(u),
        ln(greatest(random(), 1e-6)), 2
 FROM generate_series(1, %(pages)s) AS i,
      LATERAL (SELECT doc_url(false, 's' || (1 + (i %% %(sites)s)) || '.example', '/' || i)) AS x(u);
 CREATE TEMP TABLE ids AS SELECT row_number() OVER () AS i, oid, sid FROM doc;
 CREATE INDEX ON ids (i);
-INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst)
-SELECT a.oid, b.oid, a.sid, b.sid
+INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, bucket)
+SELECT a.oid, b.oid, a.sid, b.sid, oid_bucket(a.oid)
 FROM (SELECT DISTINCT 1 + (random() * (%(pages)s - 1))::bigint AS x,
              1 + (random() * (%(pages)s - 1))::bigint AS y
       FROM generate_series(1, %(links)s)) AS r

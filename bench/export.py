@@ -25,18 +25,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import scratch_engine, write_results
 
 GROW = """
-INSERT INTO site (host) SELECT 'h' || g || '.example' FROM generate_series(1, 1000) g
+INSERT INTO site (host, bucket)
+SELECT h, host_bucket(h) FROM generate_series(1, 1000) g, LATERAL (SELECT 'h' || g || '.example') t(h)
 ON CONFLICT DO NOTHING;
-INSERT INTO doc (oid, https, path, sid, bytehash, relevance, priority, state)
-SELECT url_oid(u), false, p, 1 + g %% 1000, url_bytehash(u),
+INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, priority, state)
+SELECT url_oid(u), oid_bucket(url_oid(u)), false, p, 1 + g %% 1000, url_bytehash(u),
        -random() * 20, 0, 2
 FROM generate_series(%(first)s, %(last)s) g,
      LATERAL (SELECT '/page/' || g) AS t(p),
      LATERAL (SELECT doc_url(false, 'h' || (1 + g %% 1000) || '.example', p)) AS v(u);
-INSERT INTO doc_fetch (oid, fetch_seq, fetched_at, http_status, content_type, title)
-SELECT url_oid(doc_url(false, 'h' || (1 + g %% 1000) || '.example', '/page/' || g)), g,
+INSERT INTO doc_fetch (oid, bucket, fetch_seq, fetched_at, http_status, content_type, title)
+SELECT o, oid_bucket(o), g,
        now(), 200, 'text/html', 'Page number ' || g || ' of a benchmark crawl'
-FROM generate_series(%(first)s, %(last)s) g;
+FROM generate_series(%(first)s, %(last)s) g,
+     LATERAL (SELECT url_oid(doc_url(false, 'h' || (1 + g %% 1000) || '.example', '/page/' || g))) AS t(o);
 VACUUM ANALYZE doc, doc_fetch;
 """
 

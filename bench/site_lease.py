@@ -71,9 +71,10 @@ def main() -> None:
     with scratch_engine() as engine:
         with engine.begin() as connection:
             connection.exec_driver_sql(
-                "INSERT INTO site (host, robots_txt, robots_expires_at) "
-                "SELECT 'h' || g || '.example', E'User-agent: *\\nDisallow: /x', "
-                "now() + interval '1 day' FROM generate_series(1, %(sites)s) g",
+                "INSERT INTO site (host, bucket, robots_txt, robots_expires_at) "
+                "SELECT h, host_bucket(h), E'User-agent: *\\nDisallow: /x', "
+                "now() + interval '1 day' FROM generate_series(1, %(sites)s) g, "
+                "LATERAL (SELECT 'h' || g || '.example') AS t(h)",
                 {"sites": args.sites},
             )
         connection = psycopg2.connect(engine_dsn(engine))

@@ -115,8 +115,8 @@ example = Table(
 site = Table(
     "site",
     metadata,
-    Column("sid", Integer, Identity(), primary_key=True),
-    Column("host", Text, nullable=False, unique=True),
+    Column("sid", Integer, Identity(), nullable=False),
+    Column("host", Text, nullable=False),
     Column("robots_status", SmallInteger, nullable=True),
     Column("robots_txt", Text, nullable=True),
     Column("robots_expires_at", DateTime(timezone=True), nullable=True),
@@ -129,6 +129,11 @@ site = Table(
     ),
     Column("lease_until", DateTime(timezone=True), nullable=True),
     Column("pages_taken", Integer, nullable=False, server_default=text("0")),
+    # host_bucket(host): the shard key (migration 0016)
+    Column("bucket", SmallInteger, nullable=False),
+    PrimaryKeyConstraint("sid", "bucket", name="site_pkey"),
+    UniqueConstraint("host", "bucket", name="site_host_key"),
+    CheckConstraint("bucket = host_bucket(host)", name="site_bucket_is_host_hash"),
     comment="One row per host[:port]: robots.txt state and politeness.",
 )
 
@@ -137,7 +142,7 @@ doc = Table(
     metadata,
     # Every column NOT NULL, fixed-width ones first, widest first: a row has no null
     # bitmap (a 24-byte header instead of 32) and no alignment padding (migration 0011).
-    Column("oid", BigInteger, primary_key=True, autoincrement=False),
+    Column("oid", BigInteger, nullable=False),
     Column("relevance", Double, nullable=False, server_default=text("0")),
     # the site of the URL's host; no foreign key: triggers check each inserting
     # statement as a whole, which costs a fraction of a row-by-row key (migration 0009)
@@ -153,6 +158,10 @@ doc = Table(
     # the link model whose score set the estimate (0: none; migration 0013, a fast
     # default, so it sits after path)
     Column("estimated_by", SmallInteger, nullable=False, server_default=text("0")),
+    # the host's bucket, the oid's top byte: the shard key (migration 0016)
+    Column("bucket", SmallInteger, nullable=False),
+    PrimaryKeyConstraint("oid", "bucket", name="doc_pkey"),
+    CheckConstraint("bucket = oid_bucket(oid)", name="doc_bucket_of_oid"),
     comment="One row per URL, fetched or not: the frontier. "
     "url = doc_url(https, site.host, path), oid = url_oid(url); relevance = log R(d).",
 )
@@ -190,7 +199,7 @@ doc_fetch = Table(
     metadata,
     # a doc row's; no foreign key: triggers check each inserting statement, and delete
     # a document's doc_fetch, doc_text and doc_class rows with it (migration 0012)
-    Column("oid", BigInteger, primary_key=True, autoincrement=False),
+    Column("oid", BigInteger, nullable=False),
     # numbers fetches in the order they happened; NULL: tried, never fetched
     Column("fetch_seq", BigInteger, nullable=True),
     Column("fetched_at", DateTime(timezone=True), nullable=True),
@@ -206,6 +215,9 @@ doc_fetch = Table(
     # the validators of a revisit: ETag (migration 0003) and Last-Modified (0010)
     Column("etag", String(128), nullable=True),
     Column("last_modified", String(64), nullable=True),
+    Column("bucket", SmallInteger, nullable=False),  # oid_bucket(oid) (0016)
+    PrimaryKeyConstraint("oid", "bucket", name="doc_fetch_pkey"),
+    CheckConstraint("bucket = oid_bucket(oid)", name="doc_fetch_bucket_of_oid"),
     comment="What the last try of a URL found, and how its page was classified; "
     "no row for URLs never tried.",
 )
@@ -224,17 +236,23 @@ doc_lease = Table(
     "doc_lease",
     metadata,
     # no foreign key: a claim takes its rows off the frontier by key already
-    Column("oid", BigInteger, primary_key=True, autoincrement=False),
+    Column("oid", BigInteger, nullable=False),
     Column("until", DateTime(timezone=True), nullable=False),
+    Column("bucket", SmallInteger, nullable=False),  # oid_bucket(oid) (0016)
+    PrimaryKeyConstraint("oid", "bucket", name="doc_lease_pkey"),
+    CheckConstraint("bucket = oid_bucket(oid)", name="doc_lease_bucket_of_oid"),
     comment="URLs a crawler holds (doc.state 1) and when its hold runs out.",
 )
 
 doc_text = Table(
     "doc_text",
     metadata,
-    Column("oid", BigInteger, primary_key=True, autoincrement=False),  # a doc row's (0012)
+    Column("oid", BigInteger, nullable=False),  # a doc row's (0012)
     # STORAGE EXTERNAL: out of line, never pglz-compressed (migration 0015)
     Column("text", Text, nullable=False),
+    Column("bucket", SmallInteger, nullable=False),  # oid_bucket(oid) (0016)
+    PrimaryKeyConstraint("oid", "bucket", name="doc_text_pkey"),
+    CheckConstraint("bucket = oid_bucket(oid)", name="doc_text_bucket_of_oid"),
     comment="Visible text of fetched pages, apart so that doc stays narrow.",
 )
 
@@ -258,11 +276,14 @@ Index("model_kind", model.c.kind, model.c.model_id)
 doc_class = Table(
     "doc_class",
     metadata,
-    Column("oid", BigInteger, primary_key=True, autoincrement=False),  # a doc row's (0012)
+    Column("oid", BigInteger, nullable=False),  # a doc row's (0012)
     Column("model_id", Integer, nullable=False),
     # no planner statistics (migration 0007): nothing filters on it, and ANALYZE of
     # these arrays cost a tenth of the server's CPU in a crawl
     Column("logp", ARRAY(REAL), nullable=False),
+    Column("bucket", SmallInteger, nullable=False),  # oid_bucket(oid) (0016)
+    PrimaryKeyConstraint("oid", "bucket", name="doc_class_pkey"),
+    CheckConstraint("bucket = oid_bucket(oid)", name="doc_class_bucket_of_oid"),
     comment="log Pr[c|d] of every taxonomy node, in the model's node order "
     "(relevance is recomputed from it when good categories change).",
 )
@@ -277,6 +298,9 @@ link = Table(
     Column("anchor", Text, nullable=True),
     # the words around the link, "before | after" (migration 0013)
     Column("context", Text, nullable=True),
+    # the source's bucket; the target's is oid_bucket(oid_dst) (migration 0016)
+    Column("bucket", SmallInteger, nullable=False),
+    CheckConstraint("bucket = oid_bucket(oid_src)", name="link_bucket_of_source"),
     comment="Hyperlinks between documents (oid_dst may not be fetched yet).",
 )
 # Links are looked up by source; b-tree deduplication keeps one key per page. There
@@ -353,6 +377,8 @@ hits_score = Table(
     Column("oid", BigInteger, nullable=False),
     Column("hub", Double, nullable=False, server_default=text("0")),
     Column("authority", Double, nullable=False, server_default=text("0")),
-    PrimaryKeyConstraint("run_id", "oid", name="hits_score_pkey"),
+    Column("bucket", SmallInteger, nullable=False),  # oid_bucket(oid) (migration 0016)
+    PrimaryKeyConstraint("run_id", "oid", "bucket", name="hits_score_pkey"),
+    CheckConstraint("bucket = oid_bucket(oid)", name="hits_score_bucket_of_oid"),
     comment="Hub and authority scores per distillation run.",
 )

@@ -1,12 +1,15 @@
 """URL normalisation and the identifiers derived from a URL.
 
-A document's ``oid`` is the first 8 bytes of the MD5 of its normalised URL, as a
-signed 64-bit integer, and its ``bytehash`` (the paper's random tie-breaker) the
-next 4 bytes. Anyone holding a URL can compute its ``oid`` without asking the
-database, so out-links are stored in bulk with no round trip to look up ids.
-PostgreSQL computes the same values with ``url_oid(text)`` and
-``url_bytehash(text)`` (created by the first migration); a test checks they agree.
-Two URLs collide with probability about n²/2⁶⁵: about 3·10⁻⁶ for ten million.
+A document's ``oid`` is a signed 64-bit integer: its top byte is the bucket of the URL's
+host (``host_bucket``: the first byte of the MD5 of the host), the rest bytes 2 to 8 of
+the MD5 of its normalised URL (migration 0016). The bucket is what a Citus cluster
+shards the crawl by, and whoever holds an oid holds its bucket. The ``bytehash`` (the
+paper's random tie-breaker) is bytes 9 to 12 of the URL's MD5. Anyone holding a URL
+can compute its ``oid`` without asking the database, so out-links are stored in bulk
+with no round trip to look up ids. PostgreSQL computes the same values with
+``url_oid(text)``, ``host_bucket(text)`` and ``url_bytehash(text)``; a test checks they
+agree. Two URLs collide only within a bucket: with probability about n²/2⁶⁵ over the
+crawl, about 3·10⁻⁶ for ten million.
 
 The database keeps a URL in two parts (migration 0011): ``site.host`` and, in ``doc``,
 whether the scheme is https and the path with its query. ``split_url`` splits a
@@ -26,10 +29,12 @@ from focuscrawl.errors import InvalidURL
 __all__ = [
     "MAX_URL_LENGTH",
     "bytehash_of",
+    "host_bucket",
     "host_of",
     "host_problem",
     "is_canonical",
     "normalize_url",
+    "oid_bucket",
     "oid_of",
     "split_url",
     "url_ids",
@@ -186,16 +191,41 @@ def _digest(normalized_url: str) -> bytes:
     return hashlib.md5(normalized_url.encode("utf-8"), usedforsecurity=False).digest()
 
 
+#: host -> its bucket's byte; a crawl's links lead to few hosts (bounded, then cleared)
+_BUCKETS: dict[str, bytes] = {}
+_MAX_BUCKETS = 100_000
+
+
+def host_bucket(host: str) -> int:
+    """The bucket of a host, 0 to 255 (equals SQL ``host_bucket``)."""
+    return hashlib.md5(host.encode("utf-8"), usedforsecurity=False).digest()[0]
+
+
+def _bucket_byte(normalized_url: str) -> bytes:
+    host = normalized_url.split("/", 3)[2]
+    byte = _BUCKETS.get(host)
+    if byte is None:
+        if len(_BUCKETS) >= _MAX_BUCKETS:
+            _BUCKETS.clear()
+        byte = _BUCKETS[host] = hashlib.md5(host.encode("utf-8"), usedforsecurity=False).digest()[:1]
+    return byte
+
+
+def oid_bucket(oid: int) -> int:
+    """The bucket an oid names (equals SQL ``oid_bucket``)."""
+    return (oid >> 56) & 0xFF
+
+
 def oid_of(normalized_url: str) -> int:
     """The document id of a normalised URL (equals SQL ``url_oid``)."""
-    return int.from_bytes(_digest(normalized_url)[:8], "big", signed=True)
+    return int.from_bytes(_bucket_byte(normalized_url) + _digest(normalized_url)[1:8], "big", signed=True)
 
 
 def url_ids(normalized_url: str) -> tuple[int, int]:
     """``(oid_of(url), bytehash_of(url))`` from one digest."""
     digest = _digest(normalized_url)
     return (
-        int.from_bytes(digest[:8], "big", signed=True),
+        int.from_bytes(_bucket_byte(normalized_url) + digest[1:8], "big", signed=True),
         int.from_bytes(digest[8:12], "big", signed=True),
     )
 

@@ -29,8 +29,8 @@ FROM model AS m WHERE m.kind = 'page' ORDER BY m.model_id DESC;
 -- left out; with doc locked alone, PostgreSQL rechecks only doc's row and the page was
 -- scored twice.
 WITH claimed AS (
-    SELECT f.oid, f.title
-    FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid
+    SELECT f.oid, f.bucket, f.title
+    FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
     WHERE f.fetch_seq IS NOT NULL AND f.model_id IS NULL AND d.state = 2
     ORDER BY f.fetch_seq
     LIMIT %(batch)s
@@ -38,7 +38,7 @@ WITH claimed AS (
 )
 SELECT c.oid, c.title, t.text
 FROM claimed AS c
-LEFT JOIN doc_text AS t ON t.oid = c.oid;
+LEFT JOIN doc_text AS t ON t.oid = c.oid AND t.bucket = c.bucket;
 
 -- write_scores --
 -- Relevance and best leaf of scored pages. A page without text (a redirect, a PDF)
@@ -51,20 +51,20 @@ WITH s AS (
     UPDATE doc_fetch AS f
     SET cid = s.cid, model_id = %(model_id)s
     FROM s
-    WHERE f.oid = s.oid
+    WHERE f.oid = s.oid AND f.bucket = oid_bucket(s.oid)
 )
 UPDATE doc AS d
 SET relevance = coalesce(s.relevance, d.relevance)
 FROM s
-WHERE d.oid = s.oid
+WHERE d.oid = s.oid AND d.bucket = oid_bucket(s.oid)
 RETURNING d.oid, d.relevance, s.cid;
 
 -- write_node_scores --
 -- log Pr[c|d] of every node, in the model's node order, for rescoring without the text.
-INSERT INTO doc_class (oid, model_id, logp)
-SELECT s.oid, %(model_id)s, s.logp::real[]
+INSERT INTO doc_class (oid, bucket, model_id, logp)
+SELECT s.oid, oid_bucket(s.oid), %(model_id)s, s.logp::real[]
 FROM unnest(%(oids)s::bigint[], %(logps)s::text[]) AS s(oid, logp)
-ON CONFLICT (oid) DO UPDATE SET model_id = EXCLUDED.model_id, logp = EXCLUDED.logp;
+ON CONFLICT (oid, bucket) DO UPDATE SET model_id = EXCLUDED.model_id, logp = EXCLUDED.logp;
 
 -- pass_relevance --
 -- Hand the scored pages' relevance to their unvisited out-links. The parents come as
@@ -86,8 +86,8 @@ WITH estimate AS (
     WHERE l.oid_src = ANY(%(oids)s::bigint[])  -- read off link_src, not a scan of link
     GROUP BY l.oid_dst
 ), locked AS (
-    SELECT d.oid, e.relevance, e.release FROM doc AS d
-    JOIN estimate AS e ON e.oid = d.oid
+    SELECT d.oid, d.bucket, e.relevance, e.release FROM doc AS d
+    JOIN estimate AS e ON e.oid = d.oid AND d.bucket = oid_bucket(e.oid)
     WHERE d.state IN (0, 4) AND d.priority > -32768
       AND (e.relevance > d.relevance OR (d.state = 4 AND e.release))
     ORDER BY d.oid
@@ -97,7 +97,7 @@ UPDATE doc AS d
 SET relevance = greatest(d.relevance, k.relevance),
     state = CASE WHEN d.state = 4 AND k.release THEN 0 ELSE d.state END
 FROM locked AS k
-WHERE d.oid = k.oid AND d.state IN (0, 4) AND d.priority > -32768
+WHERE d.oid = k.oid AND d.bucket = k.bucket AND d.state IN (0, 4) AND d.priority > -32768
   AND (k.relevance > d.relevance OR (d.state = 4 AND k.release));
 
 -- rescore_docs --
@@ -109,17 +109,17 @@ UPDATE doc AS d
 SET relevance = CASE WHEN cardinality(%(columns)s::int[]) = 0 THEN '-Infinity'::float8
                      ELSE r.top + ln(r.total) END
 FROM (
-    SELECT c.oid, top.top,
+    SELECT c.oid, c.bucket, top.top,
            (SELECT sum(exp(greatest(c.logp[i] - top.top, -700)))
             FROM unnest(%(columns)s::int[]) AS i) AS total
     FROM doc_class AS c
     CROSS JOIN LATERAL (
         SELECT max(c.logp[i])::float8 AS top FROM unnest(%(columns)s::int[]) AS i
     ) AS top
-    JOIN doc_fetch AS f ON f.oid = c.oid AND f.model_id = %(model_id)s
+    JOIN doc_fetch AS f ON f.oid = c.oid AND f.bucket = c.bucket AND f.model_id = %(model_id)s
     WHERE c.model_id = %(model_id)s
 ) AS r
-WHERE d.oid = r.oid AND d.state = 2;
+WHERE d.oid = r.oid AND d.bucket = r.bucket AND d.state = 2;
 
 -- rescore_frontier --
 -- ... and the frontier follows: each unvisited URL's estimate is again the best of its
@@ -128,8 +128,8 @@ WITH estimate AS (
     SELECT l.oid_dst AS oid, max(p.relevance) AS relevance,
            bool_or(f.cid IS NULL OR f.cid = ANY(%(good_leaves)s::smallint[])) AS release
     FROM link AS l
-    JOIN doc AS p ON p.oid = l.oid_src
-    JOIN doc_fetch AS f ON f.oid = p.oid
+    JOIN doc AS p ON p.oid = l.oid_src AND p.bucket = l.bucket
+    JOIN doc_fetch AS f ON f.oid = p.oid AND f.bucket = p.bucket
     WHERE p.state = 2 AND f.model_id IS NOT NULL
     GROUP BY l.oid_dst
 )
@@ -137,11 +137,12 @@ UPDATE doc AS d
 SET relevance = e.relevance,
     state = CASE WHEN d.state = 4 AND e.release THEN 0 ELSE d.state END
 FROM estimate AS e
-WHERE d.oid = e.oid AND d.state IN (0, 4) AND d.priority > -32768;
+WHERE d.oid = e.oid AND d.bucket = oid_bucket(e.oid) AND d.state IN (0, 4)
+  AND d.priority > -32768;
 
 -- classifier_backlog --
 SELECT count(*) AS backlog
-FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid
+FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
 WHERE f.fetch_seq IS NOT NULL AND f.model_id IS NULL AND d.state = 2;
 
 -- newest_model_id --

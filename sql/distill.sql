@@ -52,8 +52,9 @@ BEGIN
     WITH e AS (
         SELECT l.oid_src, l.oid_dst, l.sid_src, l.sid_dst, exp(greatest(u.relevance, -100)) AS r
         FROM link AS l
-        JOIN doc AS u ON u.oid = l.oid_src AND u.state = 2
-        JOIN doc AS v ON v.oid = l.oid_dst AND v.state = 2 AND v.relevance >= rho
+        JOIN doc AS u ON u.oid = l.oid_src AND u.bucket = l.bucket AND u.state = 2
+        JOIN doc AS v ON v.oid = l.oid_dst AND v.bucket = oid_bucket(l.oid_dst)
+                     AND v.state = 2 AND v.relevance >= rho
         WHERE l.sid_src <> l.sid_dst
     )
     SELECT (dense_rank() OVER (ORDER BY oid_src))::integer AS s,
@@ -108,8 +109,9 @@ BEGIN
         SET LOCAL enable_hashagg = on;
         SET LOCAL enable_seqscan = on;
         SET LOCAL enable_sort = on;
-        INSERT INTO hits_score (run_id, oid, hub, authority)
-        SELECT p_run, coalesce(hs.oid, au.oid), coalesce(hs.score, 0), coalesce(au.score, 0)
+        INSERT INTO hits_score (run_id, oid, bucket, hub, authority)
+        SELECT p_run, coalesce(hs.oid, au.oid), oid_bucket(coalesce(hs.oid, au.oid)),
+               coalesce(hs.score, 0), coalesce(au.score, 0)
         FROM (SELECT DISTINCT he.oid_src AS oid, h[he.s] / th AS score FROM hits_edge AS he) AS hs
         FULL JOIN (SELECT DISTINCT he.oid_dst AS oid, a[he.d] / ta AS score FROM hits_edge AS he) AS au
             ON au.oid = hs.oid;
@@ -141,8 +143,8 @@ WHERE finished_at IS NOT NULL ORDER BY run_id DESC LIMIT 1;
 SELECT doc_url(d.https, site.host, d.path) AS url, s.hub AS score,
        exp(greatest(d.relevance, -700)) AS relevance, site.host
 FROM hits_score AS s
-JOIN doc AS d ON d.oid = s.oid
-JOIN site ON site.sid = d.sid
+JOIN doc AS d ON d.oid = s.oid AND d.bucket = s.bucket
+JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
 WHERE s.run_id = %(run)s AND s.hub > 0
 ORDER BY s.hub DESC, d.oid
 LIMIT %(limit)s;
@@ -151,8 +153,8 @@ LIMIT %(limit)s;
 SELECT doc_url(d.https, site.host, d.path) AS url, s.authority AS score,
        exp(greatest(d.relevance, -700)) AS relevance, site.host
 FROM hits_score AS s
-JOIN doc AS d ON d.oid = s.oid
-JOIN site ON site.sid = d.sid
+JOIN doc AS d ON d.oid = s.oid AND d.bucket = s.bucket
+JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
 WHERE s.run_id = %(run)s AND s.authority > 0
 ORDER BY s.authority DESC, d.oid
 LIMIT %(limit)s;
@@ -164,14 +166,15 @@ LIMIT %(limit)s;
 -- The rows are locked in oid order first, as the classifier's pass_relevance does.
 WITH best AS (
     SELECT s.oid, d.sid
-    FROM hits_score AS s JOIN doc AS d ON d.oid = s.oid
+    FROM hits_score AS s JOIN doc AS d ON d.oid = s.oid AND d.bucket = s.bucket
     WHERE s.run_id = %(run)s AND s.hub > 0
     ORDER BY s.hub DESC, s.oid
     LIMIT %(hubs)s
 ), locked AS (
     SELECT n.oid FROM doc AS n
     WHERE n.oid IN (SELECT l.oid_dst FROM best JOIN link AS l ON l.oid_src = best.oid
-                    JOIN doc AS t ON t.oid = l.oid_dst WHERE t.sid <> best.sid)
+                    JOIN doc AS t ON t.oid = l.oid_dst AND t.bucket = oid_bucket(l.oid_dst)
+                    WHERE t.sid <> best.sid)
       AND n.state IN (0, 4)
     ORDER BY n.oid
     FOR UPDATE

@@ -5,7 +5,7 @@
 SELECT d.oid, doc_url(d.https, s.host, d.path) AS url, s.host,
        CASE WHEN f.model_id IS NULL OR f.cid IS NULL THEN NULL
             ELSE exp(greatest(d.relevance, -700)) END AS estimate
-FROM doc AS d JOIN site AS s ON s.sid = d.sid JOIN doc_fetch AS f ON f.oid = d.oid
+FROM doc AS d JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
 WHERE d.state = 2
 ORDER BY f.fetch_seq;
 

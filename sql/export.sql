@@ -26,8 +26,8 @@ SELECT doc_url(d.https, site.host, d.path) AS url,
        h.hub,
        h.authority
 FROM doc_fetch AS f
-JOIN doc AS d ON d.oid = f.oid
-JOIN site ON site.sid = d.sid
+JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
+JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
 LEFT JOIN path AS t ON t.kcid = f.cid
 LEFT JOIN hits_score AS h ON h.run_id = (SELECT run_id FROM run) AND h.oid = f.oid
 WHERE %(min_relevance)s <= 0
@@ -55,9 +55,9 @@ SELECT doc_url(d.https, site.host, d.path) AS url,
        h.hub,
        h.authority
 FROM hits_score AS h
-JOIN doc AS d ON d.oid = h.oid
-JOIN site ON site.sid = d.sid
-LEFT JOIN doc_fetch AS f ON f.oid = h.oid
+JOIN doc AS d ON d.oid = h.oid AND d.bucket = h.bucket
+JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
+LEFT JOIN doc_fetch AS f ON f.oid = h.oid AND f.bucket = h.bucket
 LEFT JOIN path AS t ON t.kcid = f.cid
 WHERE h.run_id = (SELECT run_id FROM run)
   AND CASE WHEN %(role)s = 'hub' THEN h.hub ELSE h.authority END > 0

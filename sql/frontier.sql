@@ -4,9 +4,9 @@
 -- upsert_sites --
 -- Create a site row for each host not seen before; return (sid, host) for every host given.
 WITH new AS (
-    INSERT INTO site (host)
-    SELECT DISTINCT h FROM unnest(%(hosts)s::text[]) AS t(h)
-    ON CONFLICT (host) DO NOTHING
+    INSERT INTO site (host, bucket)
+    SELECT DISTINCT h, host_bucket(h) FROM unnest(%(hosts)s::text[]) AS t(h)
+    ON CONFLICT (host, bucket) DO NOTHING
     RETURNING sid, host
 )
 SELECT sid, host FROM new
@@ -18,12 +18,12 @@ SELECT sid, host FROM site WHERE host = ANY(%(hosts)s::text[]);
 -- already in the frontier is raised to seed rank; one already fetched is left alone.
 -- Returns one row per URL inserted (inserted = true) or raised (false). Each URL comes
 -- as its scheme (https or not), host and path: doc keeps the path, site the host.
-INSERT INTO doc AS d (oid, https, path, sid, bytehash, relevance, priority, depth)
-SELECT url_oid(doc_url(u.https, u.host, u.path)), u.https, u.path, s.sid,
+INSERT INTO doc AS d (oid, bucket, https, path, sid, bytehash, relevance, priority, depth)
+SELECT url_oid(doc_url(u.https, u.host, u.path)), s.bucket, u.https, u.path, s.sid,
        url_bytehash(doc_url(u.https, u.host, u.path)), 0, %(priority)s, 0
 FROM unnest(%(https)s::boolean[], %(hosts)s::text[], %(paths)s::text[]) AS u(https, host, path)
-JOIN site AS s ON s.host = u.host
-ON CONFLICT (oid) DO UPDATE
+JOIN site AS s ON s.host = u.host AND s.bucket = host_bucket(u.host)
+ON CONFLICT (oid, bucket) DO UPDATE
     SET relevance = 0, priority = EXCLUDED.priority, depth = 0
     WHERE d.state = 0
 RETURNING d.oid, (xmax = 0) AS inserted;
@@ -65,13 +65,13 @@ WITH untried AS (
     UPDATE doc AS d
     SET state = 1
     WHERE d.oid = ANY((SELECT oids FROM batch)::bigint[])
-    RETURNING d.oid, d.https, d.path, d.sid, d.num_tries, d.depth
+    RETURNING d.oid, d.bucket, d.https, d.path, d.sid, d.num_tries, d.depth
 ), leased AS (
-    INSERT INTO doc_lease (oid, until)
-    SELECT oid, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
-    ON CONFLICT (oid) DO UPDATE SET until = EXCLUDED.until
+    INSERT INTO doc_lease (oid, bucket, until)
+    SELECT oid, bucket, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
+    ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until
 )
-SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid), c.path)
+SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid AND s.bucket = c.bucket), c.path)
            AS url, c.sid, c.num_tries, c.depth
 FROM claimed AS c, batch
 ORDER BY array_position(batch.oids, c.oid);
@@ -79,7 +79,7 @@ ORDER BY array_position(batch.oids, c.oid);
 -- claim_batch_unfocused --
 -- The unfocused crawl: the paper's pseudo-random order, off doc_frontier_unfocused.
 WITH batch AS (
-    SELECT oid
+    SELECT oid, bucket
     FROM doc
     WHERE state = 0 AND sid <> ALL(%(full_sites)s::int[])
     ORDER BY num_tries, bytehash
@@ -89,21 +89,21 @@ WITH batch AS (
     UPDATE doc AS d
     SET state = 1
     FROM batch
-    WHERE d.oid = batch.oid
-    RETURNING d.oid, d.https, d.path, d.sid, d.num_tries, d.depth
+    WHERE d.oid = batch.oid AND d.bucket = batch.bucket
+    RETURNING d.oid, d.bucket, d.https, d.path, d.sid, d.num_tries, d.depth
 ), leased AS (
-    INSERT INTO doc_lease (oid, until)
-    SELECT oid, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
-    ON CONFLICT (oid) DO UPDATE SET until = EXCLUDED.until
+    INSERT INTO doc_lease (oid, bucket, until)
+    SELECT oid, bucket, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
+    ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until
 )
-SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid), c.path)
+SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid AND s.bucket = c.bucket), c.path)
            AS url, c.sid, c.num_tries, c.depth
 FROM claimed AS c;
 
 -- claim_batch_bfs --
 -- Breadth-first: shallowest first, then in order of discovery, off doc_frontier_bfs.
 WITH batch AS (
-    SELECT oid
+    SELECT oid, bucket
     FROM doc
     WHERE state = 0 AND sid <> ALL(%(full_sites)s::int[])
     ORDER BY num_tries, depth, found_seq
@@ -113,14 +113,14 @@ WITH batch AS (
     UPDATE doc AS d
     SET state = 1
     FROM batch
-    WHERE d.oid = batch.oid
-    RETURNING d.oid, d.https, d.path, d.sid, d.num_tries, d.depth
+    WHERE d.oid = batch.oid AND d.bucket = batch.bucket
+    RETURNING d.oid, d.bucket, d.https, d.path, d.sid, d.num_tries, d.depth
 ), leased AS (
-    INSERT INTO doc_lease (oid, until)
-    SELECT oid, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
-    ON CONFLICT (oid) DO UPDATE SET until = EXCLUDED.until
+    INSERT INTO doc_lease (oid, bucket, until)
+    SELECT oid, bucket, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
+    ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until
 )
-SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid), c.path)
+SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid AND s.bucket = c.bucket), c.path)
            AS url, c.sid, c.num_tries, c.depth
 FROM claimed AS c;
 
@@ -129,8 +129,8 @@ FROM claimed AS c;
 -- then oldest; fetched again with If-None-Match and If-Modified-Since (the validators
 -- the server gave) so an unchanged page costs a 304.
 WITH batch AS (
-    SELECT d.oid
-    FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid
+    SELECT d.oid, d.bucket
+    FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
     WHERE d.state = 2 AND f.fetched_at < now() - make_interval(secs => %(min_age_seconds)s)
     ORDER BY d.relevance DESC, f.fetched_at
     LIMIT %(batch)s
@@ -139,48 +139,53 @@ WITH batch AS (
     UPDATE doc AS d
     SET state = 1
     FROM batch
-    WHERE d.oid = batch.oid
-    RETURNING d.oid, d.https, d.path, d.sid, d.num_tries, d.depth
+    WHERE d.oid = batch.oid AND d.bucket = batch.bucket
+    RETURNING d.oid, d.bucket, d.https, d.path, d.sid, d.num_tries, d.depth
 ), leased AS (
-    INSERT INTO doc_lease (oid, until)
-    SELECT oid, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
-    ON CONFLICT (oid) DO UPDATE SET until = EXCLUDED.until
+    INSERT INTO doc_lease (oid, bucket, until)
+    SELECT oid, bucket, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
+    ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until
 )
-SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid), c.path)
+SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid AND s.bucket = c.bucket), c.path)
            AS url, c.sid, c.num_tries, c.depth,
        f.etag, f.last_modified
 FROM claimed AS c
-CROSS JOIN LATERAL (SELECT etag, last_modified FROM doc_fetch WHERE oid = c.oid) AS f;
+CROSS JOIN LATERAL (
+    SELECT etag, last_modified FROM doc_fetch WHERE oid = c.oid AND bucket = c.bucket
+) AS f;
 
 -- recover_expired_leases --
 -- URLs whose crawler died: back where they came from (the frontier, or the fetched
 -- pages for a revisit), counted as a try.
 WITH expired AS (
-    DELETE FROM doc_lease WHERE until < now() RETURNING oid
+    DELETE FROM doc_lease WHERE until < now() RETURNING oid, bucket
 )
 UPDATE doc AS d
 SET state = CASE WHEN EXISTS (SELECT FROM doc_fetch AS f
-                              WHERE f.oid = d.oid AND f.fetch_seq IS NOT NULL)
+                              WHERE f.oid = d.oid AND f.bucket = d.bucket
+                                AND f.fetch_seq IS NOT NULL)
                  THEN 2 ELSE 0 END,
     num_tries = least(d.num_tries + 1, 32767)
 FROM expired
-WHERE d.oid = expired.oid AND d.state = 1;
+WHERE d.oid = expired.oid AND d.bucket = expired.bucket AND d.state = 1;
 
 -- release_claims --
 -- URLs a crawler claimed but will not fetch (it is stopping, or their site is at its
 -- cap): back untouched. The rows are locked in oid order first, as every statement that
 -- updates many doc rows locks them, so that it cannot deadlock with the classifier.
 WITH locked AS (
-    SELECT oid FROM doc WHERE oid = ANY(%(oids)s::bigint[]) ORDER BY oid FOR UPDATE
+    SELECT oid, bucket FROM doc WHERE oid = ANY(%(oids)s::bigint[]) ORDER BY oid FOR UPDATE
 ), released AS (
-    DELETE FROM doc_lease WHERE oid IN (SELECT oid FROM locked) RETURNING oid
+    DELETE FROM doc_lease WHERE (oid, bucket) IN (SELECT oid, bucket FROM locked)
+    RETURNING oid, bucket
 )
 UPDATE doc AS d
 SET state = CASE WHEN EXISTS (SELECT FROM doc_fetch AS f
-                              WHERE f.oid = d.oid AND f.fetch_seq IS NOT NULL)
+                              WHERE f.oid = d.oid AND f.bucket = d.bucket
+                                AND f.fetch_seq IS NOT NULL)
                  THEN 2 ELSE 0 END
 FROM released
-WHERE d.oid = released.oid AND d.state = 1;
+WHERE d.oid = released.oid AND d.bucket = released.bucket AND d.state = 1;
 
 -- frontier_size --
 SELECT count(*) FROM doc WHERE state = 0;

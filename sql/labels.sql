@@ -6,9 +6,9 @@
 SELECT d.oid, doc_url(d.https, site.host, d.path) AS url, d.state, f.title, t.text,
        l.eid AS labelled_eid
 FROM doc AS d
-JOIN site ON site.sid = d.sid
-LEFT JOIN doc_fetch AS f ON f.oid = d.oid
-LEFT JOIN doc_text AS t ON t.oid = d.oid
+JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
+LEFT JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
+LEFT JOIN doc_text AS t ON t.oid = d.oid AND t.bucket = d.bucket
 LEFT JOIN page_label AS l ON l.oid = d.oid
 WHERE d.oid = ANY(%(oids)s::bigint[]);
 
@@ -39,9 +39,9 @@ FROM page_label;
 SELECT doc_url(d.https, site.host, d.path) AS url, f.title,
        exp(greatest(d.relevance, -700)) AS relevance
 FROM doc_fetch AS f
-JOIN doc AS d ON d.oid = f.oid
-JOIN site ON site.sid = d.sid
-JOIN doc_text AS t ON t.oid = f.oid
+JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
+JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
+JOIN doc_text AS t ON t.oid = f.oid AND t.bucket = f.bucket
 WHERE f.model_id IS NOT NULL AND d.state = 2
   AND NOT EXISTS (SELECT FROM page_label AS l WHERE l.oid = f.oid)
 ORDER BY abs(exp(greatest(d.relevance, -700)) - 0.5), d.oid
@@ -54,10 +54,10 @@ LIMIT %(limit)s;
 SELECT doc_url(d.https, site.host, d.path) AS url, f.title,
        exp(greatest(d.relevance, -700)) AS relevance, count(*) AS relevant_in_links
 FROM doc_fetch AS f
-JOIN doc AS d ON d.oid = f.oid
-JOIN site ON site.sid = d.sid
+JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
+JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
 JOIN link ON link.oid_dst = f.oid
-JOIN doc AS src ON src.oid = link.oid_src AND src.state = 2 AND src.relevance >= ln(0.5)
+JOIN doc AS src ON src.oid = link.oid_src AND src.bucket = link.bucket AND src.state = 2 AND src.relevance >= ln(0.5)
 WHERE f.model_id IS NOT NULL AND d.state = 2 AND d.relevance < ln(0.5)
   AND EXISTS (SELECT FROM doc_text AS t WHERE t.oid = f.oid)
   AND NOT EXISTS (SELECT FROM page_label AS l WHERE l.oid = f.oid)

@@ -23,8 +23,8 @@ SELECT value FROM crawl_setting WHERE name = %(name)s;
 -- seed rank, are left out). Off link_src, then doc and site by key.
 SELECT l.oid_src, l.oid_dst, l.anchor, l.context, s.host, d.path
 FROM link AS l
-JOIN doc AS d ON d.oid = l.oid_dst
-JOIN site AS s ON s.sid = d.sid
+JOIN doc AS d ON d.oid = l.oid_dst AND d.bucket = oid_bucket(l.oid_dst)
+JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
 WHERE l.oid_src = ANY(%(oids)s::bigint[]) AND d.state IN (0, 4) AND d.priority > -32768;
 
 -- raise_estimates --
@@ -37,8 +37,8 @@ WITH e AS (
     SELECT * FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(releases)s::boolean[])
         AS e(oid, relevance, release)
 ), locked AS (
-    SELECT d.oid, e.relevance, e.release FROM doc AS d
-    JOIN e ON e.oid = d.oid
+    SELECT d.oid, d.bucket, e.relevance, e.release FROM doc AS d
+    JOIN e ON e.oid = d.oid AND d.bucket = oid_bucket(e.oid)
     WHERE d.state IN (0, 4) AND d.priority > -32768
       AND (e.relevance > d.relevance OR (d.state = 4 AND e.release))
     ORDER BY d.oid
@@ -50,7 +50,7 @@ SET relevance = greatest(d.relevance, k.relevance),
                         ELSE d.estimated_by END,
     state = CASE WHEN d.state = 4 AND k.release THEN 0 ELSE d.state END
 FROM locked AS k
-WHERE d.oid = k.oid AND d.state IN (0, 4) AND d.priority > -32768
+WHERE d.oid = k.oid AND d.bucket = k.bucket AND d.state IN (0, 4) AND d.priority > -32768
   AND (k.relevance > d.relevance OR (d.state = 4 AND k.release));
 
 -- set_estimates --
@@ -61,7 +61,8 @@ WITH e AS (
 UPDATE doc AS d
 SET relevance = e.relevance, estimated_by = least(%(model_id)s, 32767)
 FROM e
-WHERE d.oid = e.oid AND d.state IN (0, 4) AND d.priority > -32768;
+WHERE d.oid = e.oid AND d.bucket = oid_bucket(e.oid) AND d.state IN (0, 4)
+  AND d.priority > -32768;
 
 -- queue_link_examples --
 -- When pages are scored, every link that pointed to them from a scored page becomes a
@@ -71,11 +72,11 @@ INSERT INTO link_example (anchor, context, url, src_cid, src_relevance, label)
 SELECT l.anchor, l.context, doc_url(t.https, ts.host, t.path), sf.cid,
        exp(greatest(src.relevance, -700)), exp(greatest(t.relevance, -700))
 FROM unnest(%(oids)s::bigint[]) AS p(oid)
-JOIN doc AS t ON t.oid = p.oid
-JOIN site AS ts ON ts.sid = t.sid
+JOIN doc AS t ON t.oid = p.oid AND t.bucket = oid_bucket(p.oid)
+JOIN site AS ts ON ts.sid = t.sid AND ts.bucket = t.bucket
 JOIN link AS l ON l.oid_dst = p.oid
-JOIN doc_fetch AS sf ON sf.oid = l.oid_src
-JOIN doc AS src ON src.oid = l.oid_src
+JOIN doc_fetch AS sf ON sf.oid = l.oid_src AND sf.bucket = l.bucket
+JOIN doc AS src ON src.oid = l.oid_src AND src.bucket = l.bucket
 WHERE l.oid_src <> l.oid_dst AND sf.model_id IS NOT NULL AND sf.cid IS NOT NULL;
 
 -- queued_link_examples --
@@ -110,11 +111,11 @@ SELECT l.anchor, l.context, doc_url(t.https, ts.host, t.path) AS url, sf.cid AS 
        exp(greatest(src.relevance, -700)) AS src_relevance,
        exp(greatest(t.relevance, -700)) AS label
 FROM link AS l
-JOIN doc AS t ON t.oid = l.oid_dst
-JOIN doc_fetch AS tf ON tf.oid = t.oid
-JOIN site AS ts ON ts.sid = t.sid
-JOIN doc_fetch AS sf ON sf.oid = l.oid_src
-JOIN doc AS src ON src.oid = l.oid_src
+JOIN doc AS t ON t.oid = l.oid_dst AND t.bucket = oid_bucket(l.oid_dst)
+JOIN doc_fetch AS tf ON tf.oid = t.oid AND tf.bucket = t.bucket
+JOIN site AS ts ON ts.sid = t.sid AND ts.bucket = t.bucket
+JOIN doc_fetch AS sf ON sf.oid = l.oid_src AND sf.bucket = l.bucket
+JOIN doc AS src ON src.oid = l.oid_src AND src.bucket = l.bucket
 WHERE l.oid_src <> l.oid_dst AND t.state = 2 AND tf.model_id IS NOT NULL
   AND tf.cid IS NOT NULL AND sf.model_id IS NOT NULL AND sf.cid IS NOT NULL;
 
@@ -124,10 +125,10 @@ WHERE l.oid_src <> l.oid_dst AND t.state = 2 AND tf.model_id IS NOT NULL
 SELECT l.oid_dst, l.anchor, l.context, s.host, d.path, sf.cid AS src_cid,
        exp(greatest(src.relevance, -700)) AS src_relevance
 FROM link AS l
-JOIN doc AS d ON d.oid = l.oid_dst
-JOIN site AS s ON s.sid = d.sid
-JOIN doc_fetch AS sf ON sf.oid = l.oid_src
-JOIN doc AS src ON src.oid = l.oid_src
+JOIN doc AS d ON d.oid = l.oid_dst AND d.bucket = oid_bucket(l.oid_dst)
+JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
+JOIN doc_fetch AS sf ON sf.oid = l.oid_src AND sf.bucket = l.bucket
+JOIN doc AS src ON src.oid = l.oid_src AND src.bucket = l.bucket
 WHERE d.state IN (0, 4) AND d.priority > -32768 AND sf.model_id IS NOT NULL;
 
 -- save_link_model --

@@ -8,7 +8,7 @@ SELECT (SELECT count(*) FROM link) AS links, (SELECT count(*) FROM site) AS site
 -- report_relevance_by_fetch --
 -- The classifier's R of every scored page, in fetch order (the paper's figures 4-6).
 SELECT exp(greatest(d.relevance, -700)) AS r
-FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid
+FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
 WHERE d.state = 2 AND f.model_id IS NOT NULL AND f.cid IS NOT NULL
 ORDER BY f.fetch_seq;
 
@@ -19,6 +19,6 @@ SELECT CASE WHEN relevance >= ln(0.1)
             THEN '>= ' || (least(floor(exp(relevance) * 10), 9) / 10)::text
             ELSE '< 1e' || greatest(floor(relevance / ln(10)), -12)::int + 1 END AS bucket,
        min(relevance) AS low, count(*) AS pages
-FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid
+FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
 WHERE d.state = 2 AND f.model_id IS NOT NULL AND f.cid IS NOT NULL
 GROUP BY 1 ORDER BY low;

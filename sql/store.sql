@@ -30,10 +30,10 @@ ORDER BY d.oid
 FOR UPDATE;
 
 -- store_link_sites --
-INSERT INTO site (host)
-SELECT DISTINCT host FROM stage_link
+INSERT INTO site (host, bucket)
+SELECT DISTINCT host, oid_bucket(oid_dst) FROM stage_link
 ORDER BY host
-ON CONFLICT (host) DO NOTHING;
+ON CONFLICT (host, bucket) DO NOTHING;
 
 -- store_link_docs --
 -- Check out-links in one level deeper than their page. Their relevance is the check-in
@@ -47,18 +47,19 @@ ON CONFLICT (host) DO NOTHING;
 -- the batch, in key order, so that concurrent stores lock rows in one order; URLs
 -- already fetched, failed or excluded are left out first, since ON CONFLICT DO UPDATE
 -- locks the row it meets even when it changes nothing (a classifier holds fetched ones).
-INSERT INTO doc AS d (oid, https, path, sid, bytehash, relevance, priority, depth, state,
-                      estimated_by)
+INSERT INTO doc AS d (oid, bucket, https, path, sid, bytehash, relevance, priority, depth,
+                      state, estimated_by)
 SELECT DISTINCT ON (l.oid_dst)
-       l.oid_dst, l.https, l.path, s.sid, l.bytehash, coalesce(l.estimate, '-Infinity'),
+       l.oid_dst, s.bucket, l.https, l.path, s.sid, l.bytehash, coalesce(l.estimate, '-Infinity'),
        least(r.depth + 1, 32767), least(r.depth + 1, 32767), r.link_state,
        CASE WHEN l.estimate IS NULL THEN 0 ELSE %(link_model)s END
 FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
-JOIN site AS s ON s.host = l.host
-WHERE NOT EXISTS (SELECT FROM doc AS k WHERE k.oid = l.oid_dst AND k.state IN (1, 2, 3, 5))
+JOIN site AS s ON s.host = l.host AND s.bucket = oid_bucket(l.oid_dst)
+WHERE NOT EXISTS (SELECT FROM doc AS k WHERE k.oid = l.oid_dst AND k.bucket = s.bucket
+                                         AND k.state IN (1, 2, 3, 5))
 ORDER BY l.oid_dst, l.estimate DESC NULLS LAST, r.depth
-ON CONFLICT (oid) DO UPDATE
+ON CONFLICT (oid, bucket) DO UPDATE
     SET relevance = EXCLUDED.relevance, estimated_by = EXCLUDED.estimated_by
     WHERE d.state IN (0, 4) AND EXCLUDED.relevance > d.relevance;
 
@@ -66,14 +67,14 @@ ON CONFLICT (oid) DO UPDATE
 -- store_link_docs for a batch with no check-in estimates (no link model, or a crawl
 -- whose frontier estimate is not the link learner's): every new URL comes in at
 -- -Infinity, so a URL already known has nothing to gain and is left alone, unlocked.
-INSERT INTO doc (oid, https, path, sid, bytehash, relevance, priority, depth, state)
-SELECT l.oid_dst, l.https, l.path, s.sid, l.bytehash, '-Infinity'::float8,
+INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, priority, depth, state)
+SELECT l.oid_dst, s.bucket, l.https, l.path, s.sid, l.bytehash, '-Infinity'::float8,
        least(r.depth + 1, 32767), least(r.depth + 1, 32767), r.link_state
 FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
-JOIN site AS s ON s.host = l.host
+JOIN site AS s ON s.host = l.host AND s.bucket = oid_bucket(l.oid_dst)
 ORDER BY l.oid_dst
-ON CONFLICT (oid) DO NOTHING;
+ON CONFLICT (oid, bucket) DO NOTHING;
 
 -- forget_links --
 -- A page fetched again (not answered 304) has the links of its new copy only. With
@@ -84,16 +85,16 @@ WHERE oid_src IN (
 );
 
 -- store_links --
-INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor, context)
-SELECT l.oid_src, l.oid_dst, r.sid, s.sid, l.anchor, l.context
+INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor, context, bucket)
+SELECT l.oid_src, l.oid_dst, r.sid, s.sid, l.anchor, l.context, oid_bucket(l.oid_src)
 FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
-JOIN site AS s ON s.host = l.host;
+JOIN site AS s ON s.host = l.host AND s.bucket = oid_bucket(l.oid_dst);
 
 -- store_texts --
-INSERT INTO doc_text (oid, text)
-SELECT oid, text FROM stage_text
-ON CONFLICT (oid) DO UPDATE SET text = EXCLUDED.text;
+INSERT INTO doc_text (oid, bucket, text)
+SELECT oid, oid_bucket(oid), text FROM stage_text
+ON CONFLICT (oid, bucket) DO UPDATE SET text = EXCLUDED.text;
 
 -- store_results --
 -- Fetched pages leave the frontier; failed tries count and, while tries remain, go back
@@ -104,20 +105,20 @@ WITH ended AS (
 UPDATE doc AS d
 SET state = r.state, num_tries = least(d.num_tries + 1, 32767)
 FROM stage_result AS r
-WHERE d.oid = r.oid;
+WHERE d.oid = r.oid AND d.bucket = oid_bucket(r.oid);
 
 -- store_fetches --
 -- What each try found, with a fetch number for the fetched pages. A revisit answered
 -- 304 keeps the page's type, title, hash, ETag and Last-Modified, and its
 -- classification; any other fetched page goes to the classifier's queue (model_id NULL).
-INSERT INTO doc_fetch AS f (oid, fetch_seq, fetched_at, content_hash, http_status,
+INSERT INTO doc_fetch AS f (oid, bucket, fetch_seq, fetched_at, content_hash, http_status,
                             content_type, error, title, etag, last_modified)
-SELECT r.oid, CASE WHEN r.state = 2 THEN nextval('doc_fetch_seq') END,
+SELECT r.oid, oid_bucket(r.oid), CASE WHEN r.state = 2 THEN nextval('doc_fetch_seq') END,
        CASE WHEN r.state = 2 THEN now() END, r.content_hash, r.http_status,
        r.content_type, r.error, r.title, r.etag, r.last_modified
 FROM stage_result AS r
 ORDER BY r.oid
-ON CONFLICT (oid) DO UPDATE
+ON CONFLICT (oid, bucket) DO UPDATE
 SET fetch_seq = coalesce(EXCLUDED.fetch_seq, f.fetch_seq),
     fetched_at = coalesce(EXCLUDED.fetched_at, f.fetched_at),
     http_status = EXCLUDED.http_status,

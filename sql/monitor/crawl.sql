@@ -16,7 +16,7 @@ GROUP BY num_tries ORDER BY num_tries;
 -- does not recover means the crawl is diffusing away from the topic.
 WITH scored AS (
     SELECT f.fetch_seq, exp(greatest(d.relevance, -700)) AS r
-    FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid
+    FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
     WHERE d.state = 2 AND f.model_id IS NOT NULL AND f.cid IS NOT NULL
 ), ordered AS (
     SELECT fetch_seq, r,
@@ -42,7 +42,7 @@ WITH RECURSIVE path AS (
 )
 SELECT coalesce(path.name, '(unscored)') AS category, count(*) AS pages,
        round(avg(exp(greatest(d.relevance, -700)))::numeric, 3) AS mean_relevance
-FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid LEFT JOIN path ON path.kcid = f.cid
+FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket LEFT JOIN path ON path.kcid = f.cid
 WHERE d.state = 2
 GROUP BY 1 ORDER BY pages DESC, category;
 
@@ -54,7 +54,7 @@ SELECT s.host, count(*) AS fetched,
        round(avg(exp(greatest(d.relevance, -700)))::numeric, 3) AS mean_relevance,
        round((count(*) FILTER (WHERE d.relevance > ln(0.5))::numeric / count(*))
              * avg(exp(greatest(d.relevance, -700)))::numeric, 3) AS rating
-FROM doc AS d JOIN site AS s ON s.sid = d.sid JOIN doc_fetch AS f ON f.oid = d.oid
+FROM doc AS d JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
 WHERE d.state = 2 AND f.model_id IS NOT NULL
 GROUP BY s.host HAVING count(*) >= 3
 ORDER BY rating DESC, fetched DESC, s.host;
@@ -87,8 +87,8 @@ WITH best AS (
 )
 SELECT doc_url(d.https, s.host, d.path) AS url, count(*) AS linked_from_best,
        exp(greatest(d.relevance, -700)) AS estimate
-FROM best JOIN link AS l ON l.oid_src = best.oid JOIN doc AS d ON d.oid = l.oid_dst
-JOIN site AS s ON s.sid = d.sid
+FROM best JOIN link AS l ON l.oid_src = best.oid JOIN doc AS d ON d.oid = l.oid_dst AND d.bucket = oid_bucket(l.oid_dst)
+JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
 WHERE d.state IN (0, 4)
 GROUP BY 1, d.relevance ORDER BY linked_from_best DESC, url LIMIT 50;
 
@@ -98,7 +98,7 @@ GROUP BY 1, d.relevance ORDER BY linked_from_best DESC, url LIMIT 50;
 -- moving averages of R over the last 100 and 1,000 scored fetches.
 WITH recent AS (
     SELECT exp(greatest(relevance, -700)) AS r, row_number() OVER (ORDER BY fetch_seq DESC) AS back
-    FROM (SELECT d.relevance, f.fetch_seq FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid
+    FROM (SELECT d.relevance, f.fetch_seq FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
           WHERE d.state = 2 AND f.model_id IS NOT NULL AND f.cid IS NOT NULL
           ORDER BY f.fetch_seq DESC LIMIT 1000) AS last
 ), tried AS (
@@ -108,7 +108,7 @@ WITH recent AS (
            coalesce(sum(exp(greatest(d.relevance, -700)))
                     FILTER (WHERE d.state = 2 AND f.model_id IS NOT NULL
                                   AND f.cid IS NOT NULL), 0) AS relevance_sum
-    FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid
+    FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
 )
 SELECT count(*) FILTER (WHERE state = 2) AS fetched,
        count(*) FILTER (WHERE state = 3) AS failed,
@@ -126,8 +126,8 @@ FROM doc;
 -- R and the depth of each.
 SELECT doc_url(d.https, s.host, d.path) AS url, exp(greatest(d.relevance, -700)) AS estimate,
        d.depth
-FROM (SELECT oid, https, path, sid, relevance, priority, bytehash, depth
+FROM (SELECT oid, bucket, https, path, sid, relevance, priority, bytehash, depth
       FROM doc WHERE state = 0 AND num_tries = 0
       ORDER BY relevance DESC, priority, bytehash LIMIT 25) AS d
-JOIN site AS s ON s.sid = d.sid
+JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
 ORDER BY d.relevance DESC, d.priority, d.bytehash;

@@ -102,15 +102,18 @@ def test_report_escapes_what_pages_and_the_taxonomy_say(
 ) -> None:  # type: ignore[no-untyped-def]
     hostile = '/"><script>alert(1)</script>'
     with engine.begin() as c:
-        c.exec_driver_sql("INSERT INTO site (host) VALUES ('evil.example')")
         c.exec_driver_sql(
-            "INSERT INTO doc (oid, https, path, sid, bytehash, state, relevance) "
-            "SELECT url_oid(doc_url(false, host, %(p)s)), false, %(p)s, sid, 0, 3, 0 FROM site",
+            "INSERT INTO site (host, bucket) VALUES ('evil.example', host_bucket('evil.example'))"
+        )
+        c.exec_driver_sql(
+            "INSERT INTO doc (oid, bucket, https, path, sid, bytehash, state, relevance) "
+            "SELECT url_oid(doc_url(false, host, %(p)s)), bucket, false, %(p)s, sid, 0, 3, 0 "
+            "FROM site",
             {"p": hostile},
         )
         c.exec_driver_sql(
-            "INSERT INTO doc_fetch (oid, fetch_seq, error, http_status) "
-            "SELECT oid, 1, '<b>bad</b>', 500 FROM doc"
+            "INSERT INTO doc_fetch (oid, bucket, fetch_seq, error, http_status) "
+            "SELECT oid, bucket, 1, '<b>bad</b>', 500 FROM doc"
         )
     done = cli("report", "--out", str(tmp_path / "r"), env={"FOCUSCRAWL_DATABASE_URL": db_url})
     assert done.returncode == 0, done.stderr
@@ -170,16 +173,19 @@ def test_report_says_why_an_off_topic_page_is_among_the_authorities(
     """Candidate authorities are a share of the fetched pages by relevance, so with few
     relevant pages an off-topic one can top the list; the report says so."""
     with engine.begin() as c:
-        c.exec_driver_sql("INSERT INTO site (host) VALUES ('a.example'), ('b.example')")
         c.exec_driver_sql(
-            "INSERT INTO doc (oid, https, path, sid, bytehash, state, relevance) "
-            "SELECT url_oid(doc_url(false, host, '/')), false, '/', sid, 0, 2, ln(0.001) "
+            "INSERT INTO site (host, bucket) "
+            "SELECT h, host_bucket(h) FROM unnest(ARRAY['a.example', 'b.example']) AS t(h)"
+        )
+        c.exec_driver_sql(
+            "INSERT INTO doc (oid, bucket, https, path, sid, bytehash, state, relevance) "
+            "SELECT url_oid(doc_url(false, host, '/')), bucket, false, '/', sid, 0, 2, ln(0.001) "
             "FROM site"
         )
         c.exec_driver_sql("INSERT INTO distill_run (rho, finished_at) VALUES (0.15, now())")
         c.exec_driver_sql(
-            "INSERT INTO hits_score (run_id, oid, hub, authority) "
-            "SELECT (SELECT max(run_id) FROM distill_run), oid, 0.5, 0.5 FROM doc"
+            "INSERT INTO hits_score (run_id, oid, bucket, hub, authority) "
+            "SELECT (SELECT max(run_id) FROM distill_run), oid, bucket, 0.5, 0.5 FROM doc"
         )
     env = {"FOCUSCRAWL_DATABASE_URL": db_url}
     done = cli("report", "--out", str(tmp_path / "r"), env=env)

@@ -95,11 +95,14 @@ def load(engine: sa.Engine, g: Graph) -> dict[int, int]:
         )
         urls = [f"http://s{s}.example/{i}" for i, s in enumerate(g.sites)]
         for s in sorted(set(g.sites)):
-            c.exec_driver_sql("INSERT INTO site (host) VALUES (%(h)s)", {"h": f"s{s}.example"})
+            c.exec_driver_sql(
+                "INSERT INTO site (host, bucket) VALUES (%(h)s, host_bucket(%(h)s))",
+                {"h": f"s{s}.example"},
+            )
         c.exec_driver_sql(
             """
-            INSERT INTO doc (oid, https, path, sid, bytehash, relevance, state)
-            SELECT url_oid(doc_url(false, u.host, u.path)), false, u.path, site.sid,
+            INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, state)
+            SELECT url_oid(doc_url(false, u.host, u.path)), site.bucket, false, u.path, site.sid,
                    url_bytehash(doc_url(false, u.host, u.path)), u.r,
                    CASE WHEN u.f THEN 2 ELSE 0 END
             FROM unnest(%(paths)s::text[], %(hosts)s::text[], %(rel)s::float8[], %(f)s::bool[])
@@ -115,8 +118,8 @@ def load(engine: sa.Engine, g: Graph) -> dict[int, int]:
         )
         c.exec_driver_sql(
             """
-            INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst)
-            SELECT da.oid, db.oid, da.sid, db.sid
+            INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, bucket)
+            SELECT da.oid, db.oid, da.sid, db.sid, da.bucket
             FROM unnest(%(a)s::text[], %(b)s::text[]) AS l(a, b)
             JOIN doc AS da ON da.oid = url_oid(l.a)
             JOIN doc AS db ON db.oid = url_oid(l.b)

@@ -16,13 +16,14 @@ FRONTIER_ROWS = 20_000
 def _fill_frontier(engine: sa.Engine, rows: int) -> None:
     with engine.begin() as connection:
         connection.exec_driver_sql(
-            "INSERT INTO site (host) SELECT 'h' || g || '.example' FROM generate_series(1, 100) g"
+            "INSERT INTO site (host, bucket) SELECT h, host_bucket(h) FROM generate_series(1, 100) g, "
+            "LATERAL (SELECT 'h' || g || '.example') AS t(h)"
         )
         connection.exec_driver_sql(
             """
-            INSERT INTO doc (oid, https, path, sid, bytehash, relevance, priority, num_tries,
-                             state)
-            SELECT url_oid(u), false, p, 1 + g %% 100, url_bytehash(u), -(g %% 97) / 10.0,
+            INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, priority,
+                             num_tries, state)
+            SELECT url_oid(u), oid_bucket(url_oid(u)), false, p, 1 + g %% 100, url_bytehash(u), -(g %% 97) / 10.0,
                    g %% 13, (g %% 50 = 0)::int, CASE WHEN g %% 10 = 0 THEN 2 ELSE 0 END
             FROM generate_series(1, %(rows)s) g,
                  LATERAL (SELECT '/p' || g) AS t(p),
@@ -141,11 +142,13 @@ def test_urls_waiting_for_another_try_come_after_every_untried_url(engine: sa.En
     """The order (num_tries, relevance desc, ...) is read off two indexes (untried, then
     retried): the batch takes the untried URLs first and returns rows in that order."""
     with engine.begin() as connection:
-        connection.exec_driver_sql("INSERT INTO site (host) VALUES ('a.example')")
+        connection.exec_driver_sql(
+            "INSERT INTO site (host, bucket) VALUES ('a.example', host_bucket('a.example'))"
+        )
         connection.exec_driver_sql(
             """
-            INSERT INTO doc (oid, https, path, sid, bytehash, relevance, num_tries)
-            SELECT url_oid(u), false, p, 1, url_bytehash(u), r, t
+            INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, num_tries)
+            SELECT url_oid(u), oid_bucket(url_oid(u)), false, p, 1, url_bytehash(u), r, t
             FROM (VALUES ('/a', -3.0, 0), ('/b', -1.0, 0), ('/c', -2.0, 0),
                          ('/d', 0.0, 2), ('/e', -0.5, 1), ('/f', -9.0, 1), ('/g', 0.0, 1))
                  AS v(p, r, t),
@@ -190,8 +193,8 @@ def _link_parents(engine: sa.Engine, per_page: int) -> list[int]:
                        FROM doc WHERE state = 0),
                  p AS (SELECT oid, sid, row_number() OVER (ORDER BY oid) AS n
                        FROM doc WHERE state = 2)
-            INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor)
-            SELECT p.oid, f.oid, p.sid, f.sid, 'a'
+            INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor, bucket)
+            SELECT p.oid, f.oid, p.sid, f.sid, 'a', oid_bucket(p.oid)
             FROM p CROSS JOIN generate_series(0, %(links)s - 1) AS k
             JOIN f ON f.n = 1 + (p.n * 7 + k * 131) %% (SELECT count(*) FROM f)
             """,
@@ -232,20 +235,22 @@ def test_claim_revisits_reads_fetched_pages_in_relevance_order_off_doc_revisit(
     (an incremental sort orders pages of equal relevance by age)."""
     with engine.begin() as connection:
         connection.exec_driver_sql(
-            "INSERT INTO site (host) SELECT 'h' || g || '.example' FROM generate_series(1, 100) g"
+            "INSERT INTO site (host, bucket) SELECT h, host_bucket(h) FROM generate_series(1, 100) g, "
+            "LATERAL (SELECT 'h' || g || '.example') AS t(h)"
         )
         connection.exec_driver_sql(
             """
-            INSERT INTO doc (oid, https, path, sid, bytehash, relevance, state)
-            SELECT url_oid(doc_url(false, 'h' || (1 + g %% 100) || '.example', '/p' || g)),
-                   false, '/p' || g, 1 + g %% 100, 0, -(g %% 97) / 10.0, 2
-            FROM generate_series(1, 12000) g
+            INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, state)
+            SELECT o, oid_bucket(o), false, '/p' || g, 1 + g %% 100, 0, -(g %% 97) / 10.0, 2
+            FROM generate_series(1, 12000) g,
+                 LATERAL (SELECT url_oid(doc_url(false, 'h' || (1 + g %% 100) || '.example',
+                                                 '/p' || g))) AS t(o)
             """
         )
         connection.exec_driver_sql(
-            "INSERT INTO doc_fetch (oid, fetch_seq, fetched_at, http_status, etag) "
-            "SELECT oid, n, now() - n * interval '1 second', 200, '\"e' || (n %% 7) || '\"' "
-            "FROM (SELECT oid, row_number() OVER (ORDER BY oid) AS n FROM doc) AS numbered"
+            "INSERT INTO doc_fetch (oid, bucket, fetch_seq, fetched_at, http_status, etag) "
+            "SELECT oid, bucket, n, now() - n * interval '1 second', 200, '\"e' || (n %% 7) || '\"' "
+            "FROM (SELECT oid, bucket, row_number() OVER (ORDER BY oid) AS n FROM doc) AS numbered"
         )
         connection.exec_driver_sql("ANALYZE doc")
         connection.exec_driver_sql("ANALYZE doc_fetch")

@@ -77,11 +77,13 @@ def test_schema_module_matches_the_migrations(engine: sa.Engine) -> None:
 
 #: ``count`` unvisited URLs on site 1, a.example, in the schema of 0011 and later
 ADD_DOCS = (
-    "INSERT INTO doc (oid, https, path, sid, bytehash) "
-    "SELECT url_oid(u), false, p, 1, url_bytehash(u) FROM generate_series(1, %(count)s) g, "
+    "INSERT INTO doc (oid, bucket, https, path, sid, bytehash) "
+    "SELECT url_oid(u), oid_bucket(url_oid(u)), false, p, 1, url_bytehash(u) "
+    "FROM generate_series(1, %(count)s) g, "
     "LATERAL (SELECT '/' || g) AS t(p), LATERAL (SELECT doc_url(false, 'a.example', p)) AS v(u)"
 )
-#: the same before 0011, when doc kept whole URLs
+ADD_SITE = "INSERT INTO site (host, bucket) VALUES ('a.example', host_bucket('a.example'))"
+#: the same before 0011, when doc kept whole URLs (and before 0016, sites no bucket)
 ADD_DOCS_0010 = (
     "INSERT INTO doc (oid, url, sid, bytehash) "
     "SELECT url_oid(u), u, 1, url_bytehash(u) "
@@ -89,10 +91,12 @@ ADD_DOCS_0010 = (
 )
 
 
-def _add_docs(engine: sa.Engine, count: int, statement: str = ADD_DOCS) -> None:
+def _add_docs(
+    engine: sa.Engine, count: int, statement: str = ADD_DOCS, site: str = ADD_SITE
+) -> None:
     """One site and ``count`` unvisited URLs on it."""
     with engine.begin() as connection:
-        connection.exec_driver_sql("INSERT INTO site (host) VALUES ('a.example')")
+        connection.exec_driver_sql(site)
         connection.exec_driver_sql(statement, {"count": count})
 
 
@@ -104,8 +108,8 @@ def test_analyze_gathers_no_statistics_on_the_node_scores(empty_db_url: str) -> 
     _add_docs(engine, 200)
     with engine.begin() as connection:
         connection.exec_driver_sql(
-            "INSERT INTO doc_class (oid, model_id, logp) "
-            "SELECT oid, 1, ARRAY[-0.5, bytehash %% 7 - 9.0]::real[] FROM doc"
+            "INSERT INTO doc_class (oid, bucket, model_id, logp) "
+            "SELECT oid, bucket, 1, ARRAY[-0.5, bytehash %% 7 - 9.0]::real[] FROM doc"
         )
 
     def analysed() -> set[str]:
@@ -116,7 +120,7 @@ def test_analyze_gathers_no_statistics_on_the_node_scores(empty_db_url: str) -> 
             ).all()
         return {name for (name,) in rows}
 
-    assert analysed() == {"oid", "model_id"}
+    assert analysed() == {"oid", "model_id", "bucket"}
     downgrade(engine, "0006")
     assert analysed() == {"oid", "model_id", "logp"}
     upgrade(engine)  # ANALYZE leaves the statistics it no longer gathers in place
@@ -176,12 +180,11 @@ def test_sql_url_hashes_equal_the_python_ones(engine: sa.Engine) -> None:
 
 def test_doc_rejects_an_oid_that_is_not_the_url_hash(engine: sa.Engine) -> None:
     with engine.begin() as connection:
-        sid = connection.exec_driver_sql(
-            "INSERT INTO site (host) VALUES ('a.example') RETURNING sid"
-        ).scalar()
+        sid = connection.exec_driver_sql(f"{ADD_SITE} RETURNING sid").scalar()
         connection.exec_driver_sql(  # the right oid: stored
-            "INSERT INTO doc (oid, https, path, sid, bytehash) "
-            "VALUES (url_oid('https://a.example/x'), true, '/x', %(sid)s, 0)",
+            "INSERT INTO doc (oid, bucket, https, path, sid, bytehash) "
+            "VALUES (url_oid('https://a.example/x'), oid_bucket(url_oid('https://a.example/x')), "
+            "true, '/x', %(sid)s, 0)",
             {"sid": sid},
         )
     wrong = (  # another scheme's, another host's, another path's
@@ -195,7 +198,8 @@ def test_doc_rejects_an_oid_that_is_not_the_url_hash(engine: sa.Engine) -> None:
             engine.begin() as connection,
         ):
             connection.exec_driver_sql(
-                f"INSERT INTO doc (oid, https, path, sid, bytehash) VALUES ({values}, %(sid)s, 0)",
+                "INSERT INTO doc (oid, bucket, https, path, sid, bytehash) "
+                f"SELECT o, oid_bucket(o), h, p, %(sid)s, 0 FROM (VALUES ({values})) AS v(o, h, p)",
                 {"sid": sid},
             )
     with engine.connect() as connection:
@@ -301,9 +305,10 @@ def test_doc_rows_must_name_an_existing_site(empty_db_url: str) -> None:
     upgrade(engine)
     _add_docs(engine, 3)  # site 1, three URLs
     insert = (
-        "INSERT INTO doc (oid, https, path, sid, bytehash) "
-        "SELECT url_oid(doc_url(false, h, p)), false, p, s, 0 "
-        "FROM (VALUES ('a.example', '/x', 1), ('b.example', '/y', 99)) AS v(h, p, s)"
+        "INSERT INTO doc (oid, bucket, https, path, sid, bytehash) "
+        "SELECT o, oid_bucket(o), false, p, s, 0 "
+        "FROM (VALUES ('a.example', '/x', 1), ('b.example', '/y', 99)) AS v(h, p, s), "
+        "LATERAL (SELECT url_oid(doc_url(false, h, p))) AS t(o)"
     )
     insert_0010 = (
         "INSERT INTO doc (oid, url, sid, bytehash) SELECT url_oid(u), u, s, url_bytehash(u) "
@@ -320,7 +325,7 @@ def test_doc_rows_must_name_an_existing_site(empty_db_url: str) -> None:
     refused("DELETE FROM site", "site 1 still has doc rows")
     with engine.begin() as connection:
         assert connection.exec_driver_sql("SELECT count(*), min(sid) FROM doc").one() == (3, 1)
-        connection.exec_driver_sql("INSERT INTO site (host) VALUES ('b.example')")
+        connection.exec_driver_sql(ADD_SITE.replace("a.example", "b.example"))
         connection.exec_driver_sql("DELETE FROM site WHERE host = 'b.example'")  # no docs: gone
         connection.exec_driver_sql("UPDATE site SET pages_taken = 1")  # other columns change
     downgrade(engine, "0008")
@@ -379,11 +384,13 @@ def test_the_narrow_doc_keeps_the_baseline_branch(empty_db_url: str) -> None:
     engine = make_engine(empty_db_url)
     upgrade(engine, "0010")
     upgrade(engine, "baselines@head")
-    _add_docs(engine, 20, ADD_DOCS_0010)
+    _add_docs(engine, 20, ADD_DOCS_0010, "INSERT INTO site (host) VALUES ('a.example')")
 
-    def found() -> list[tuple[int, int]]:
+    def found() -> list[tuple[str, int]]:
         with engine.connect() as connection:
-            return connection.exec_driver_sql("SELECT oid, found_seq FROM doc ORDER BY oid").all()
+            return connection.exec_driver_sql(
+                "SELECT d.url, d.found_seq FROM doc AS d ORDER BY 1"
+            ).all()
 
     before = found()
     upgrade(engine)
@@ -409,9 +416,10 @@ def test_rows_of_doc_children_must_name_a_doc_and_go_with_it(empty_db_url: str) 
     upgrade(engine)
     _add_docs(engine, 3)
     inserts = {
-        "doc_text": "INSERT INTO doc_text (oid, text) SELECT oid, 'words' FROM doc",
-        "doc_class": "INSERT INTO doc_class (oid, model_id, logp) SELECT oid, 1, '{-1}' FROM doc",
-        "doc_fetch": "INSERT INTO doc_fetch (oid, fetch_seq) SELECT oid, 1 FROM doc",
+        "doc_text": "INSERT INTO doc_text (oid, bucket, text) SELECT oid, bucket, 'words' FROM doc",
+        "doc_class": "INSERT INTO doc_class (oid, bucket, model_id, logp) "
+        "SELECT oid, bucket, 1, '{-1}' FROM doc",
+        "doc_fetch": "INSERT INTO doc_fetch (oid, bucket, fetch_seq) SELECT oid, bucket, 1 FROM doc",
     }
 
     def refused(statement: str, message: str) -> None:
@@ -420,7 +428,9 @@ def test_rows_of_doc_children_must_name_a_doc_and_go_with_it(empty_db_url: str) 
 
     def with_stray(insert: str) -> str:
         """The insert, for every doc and for oid 42, which names none."""
-        return insert.replace("FROM doc", "FROM (SELECT oid FROM doc UNION ALL SELECT 42) AS d")
+        return insert.replace(
+            "FROM doc", "FROM (SELECT oid, bucket FROM doc UNION ALL SELECT 42, 0) AS d"
+        )
 
     for table, insert in inserts.items():
         # good rows and one naming no doc: the statement stores nothing
@@ -428,7 +438,9 @@ def test_rows_of_doc_children_must_name_a_doc_and_go_with_it(empty_db_url: str) 
     with engine.begin() as connection:
         for insert in inserts.values():
             connection.exec_driver_sql(insert)
-        connection.exec_driver_sql("INSERT INTO doc_lease (oid, until) SELECT oid, now() FROM doc")
+        connection.exec_driver_sql(
+            "INSERT INTO doc_lease (oid, bucket, until) SELECT oid, bucket, now() FROM doc"
+        )
     for table in inserts:
         refused(f"UPDATE {table} SET oid = oid + 1", f"{table}.oid does not change")
     refused("UPDATE doc SET oid = oid + 1", "a URL does not change")
@@ -447,5 +459,5 @@ def test_rows_of_doc_children_must_name_a_doc_and_go_with_it(empty_db_url: str) 
     downgrade(engine, "0011")
     refused("INSERT INTO doc_text (oid, text) VALUES (42, 'w')", "doc_text_oid_fkey")
     upgrade(engine)
-    refused("INSERT INTO doc_fetch (oid) VALUES (42)", "doc_fetch rows name doc 42")
+    refused("INSERT INTO doc_fetch (oid, bucket) VALUES (42, 0)", "doc_fetch rows name doc 42")
     engine.dispose()

@@ -7,7 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.errors import InvalidURL
-from focuscrawl.urls import bytehash_of, host_of, normalize_url, oid_of, split_url
+from focuscrawl.urls import (
+    bytehash_of,
+    host_bucket,
+    host_of,
+    normalize_url,
+    oid_bucket,
+    oid_of,
+    split_url,
+)
 
 
 @pytest.mark.parametrize(
@@ -88,8 +96,10 @@ def test_oid_and_bytehash_are_stable_and_distinct_per_url() -> None:
     assert -(2**63) <= oid_of(a) < 2**63
     assert -(2**31) <= bytehash_of(a) < 2**31
     # Pinned so that a change of hashing, which would orphan every stored row, fails here.
-    # md5("http://example.com/") = a6bf1757fff057f2 66b697df ...
-    assert oid_of("http://example.com/") == 0xA6BF1757FFF057F2 - 2**64
+    # md5("example.com") = 5a..., the host's bucket and the oid's top byte (0016);
+    # md5("http://example.com/") = a6bf1757fff057f2 66b697df ...: the oid's other 7 bytes
+    assert host_bucket("example.com") == 0x5A == oid_bucket(oid_of("http://example.com/"))
+    assert oid_of("http://example.com/") == 0x5ABF1757FFF057F2
     assert bytehash_of("http://example.com/") == 0x66B697DF
 
 
