@@ -2,7 +2,8 @@
 global frontier order?
 
     python bench/bucketed_claims.py [--corpus-home DIR] [--corpus wikispeedia]
-        [--variants global,turn,best] [--buckets 256] [--samples 1] [--min-pages 30]
+        [--variants global,turn,best,merge,shards] [--buckets 256] [--shards 8]
+        [--samples 1] [--min-pages 30]
 
 On a Citus cluster a claim can lock rows (``FOR UPDATE SKIP LOCKED``) only when it
 names one value of the distribution column: one bucket, a hash of the host. This runs
@@ -21,6 +22,11 @@ process only; ``queries.replaced``) for one that claims inside one bucket, and c
             of them each bucket holds, then claim that many from each of those buckets
             in today's order, with FOR UPDATE SKIP LOCKED inside the bucket (on Citus a
             statement routed to one shard each).
+``shards``  the product's own claim on a cluster (focuscrawl.crawler.process,
+            ``Crawler._claim_frontier``; migration 0016's buckets): the crawler, its
+            store and the classifier are handed a layout of --shards shards (bucket
+            modulo --shards), as on a Citus cluster, and claim, lock and score shard by
+            shard; on one server the statements run unchanged.
 
 The bucket of a host is the first byte of the MD5 of its name, modulo --buckets. The
 bucket is chosen by a query of its own here; the product would keep the choice in the
@@ -40,11 +46,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import scratch_engine, write_results
 
+from focuscrawl.classifier import process as classifier_process
 from focuscrawl.crawler import process
 from focuscrawl.evaluation.experiment import EvalOptions, evaluate, sweep_summary
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import load_truth, sweep_topics
 from focuscrawl.queries import queries, replaced
+from focuscrawl.shards import BUCKETS as ALL_BUCKETS
+from focuscrawl.shards import ShardMap
 from focuscrawl.webbox.process import start_server_process
 
 #: every frontier bucket with its best untried estimate and its sites
@@ -132,7 +141,13 @@ def _patched_sql(chooser: BucketChooser) -> Any:
 
 
 def sweep(
-    home: Path, corpus: str, variant: str, buckets: int, samples: int, topics: list[str]
+    home: Path,
+    corpus: str,
+    variant: str,
+    buckets: int,
+    samples: int,
+    topics: list[str],
+    shards: int = 8,
 ) -> dict[str, Any]:
     directory = home / "corpora" / corpus
     options = EvalOptions(
@@ -144,9 +159,14 @@ def sweep(
     server, proxy = start_server_process(home, str(directory), "--no-faults")
     started = time.perf_counter()
     original = process.Crawler._sql
+    layouts = (process.shard_map, classifier_process.shard_map)
     try:
         with scratch_engine() as engine:
             if variant == "global":
+                result = evaluate(engine, directory, proxy, options)
+            elif variant == "shards":
+                layout = ShardMap.of([bucket % shards for bucket in ALL_BUCKETS])
+                process.shard_map = classifier_process.shard_map = lambda _: layout  # type: ignore[assignment]
                 result = evaluate(engine, directory, proxy, options)
             else:
                 process.Crawler._sql = _patched_sql(chooser)  # type: ignore[method-assign]
@@ -154,6 +174,7 @@ def sweep(
                     result = evaluate(engine, directory, proxy, options)
     finally:
         process.Crawler._sql = original  # type: ignore[method-assign]
+        process.shard_map, classifier_process.shard_map = layouts
         server.terminate()
         server.communicate()
     harvests = {t["topic"]: t["strategies"]["soft"]["harvest"] for t in result["topics"]}
@@ -176,6 +197,7 @@ def main() -> None:
     parser.add_argument("--corpus", default="wikispeedia")
     parser.add_argument("--variants", default="global,turn,best,merge")
     parser.add_argument("--buckets", type=int, default=256)
+    parser.add_argument("--shards", type=int, default=8, help="for the shards variant")
     parser.add_argument("--samples", type=int, default=1)
     parser.add_argument("--min-pages", type=int, default=30)
     parser.add_argument("--topics", default=None, help="comma-separated (default: the sweep)")
@@ -188,7 +210,7 @@ def main() -> None:
     )
     runs = {}
     for variant in args.variants.split(","):
-        run = sweep(home, args.corpus, variant, args.buckets, args.samples, topics)
+        run = sweep(home, args.corpus, variant, args.buckets, args.samples, topics, args.shards)
         runs[variant] = run
         print(
             f"{variant:8} mean harvest {run['mean_harvest']:.3f} over {len(run['harvests'])} "

@@ -43,7 +43,8 @@ from focuscrawl.queries import queries
 
 BUILD = """
 INSERT INTO site (host, bucket)
-SELECT h, host_bucket(h) FROM generate_series(1, 1000) g, LATERAL (SELECT 'h' || g || '.example') t(h);
+SELECT h, host_bucket(h)
+FROM generate_series(1, 1000) g, LATERAL (SELECT 'h' || g || '.example') t(h);
 INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, priority)
 SELECT url_oid(u), oid_bucket(url_oid(u)), false, p, 1 + g %% 1000, url_bytehash(u),
        -- one pseudo-random relevance for each run of %(share)s URLs

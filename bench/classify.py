@@ -159,7 +159,8 @@ def _process_rate(
         with engine.begin() as connection:
             connection.exec_driver_sql(
                 "UPDATE taxonomy SET good = 1 WHERE kcname = 'Biology'; "
-                "INSERT INTO site (host, bucket) VALUES ('bench.example', host_bucket('bench.example'));"
+                "INSERT INTO site (host, bucket) "
+                "VALUES ('bench.example', host_bucket('bench.example'));"
             )
             save_model(connection, model, data.tree, 0)  # type: ignore[attr-defined]
             train_link_model(connection, load_tree(connection))
@@ -180,7 +181,8 @@ def _process_rate(
                        host_bucket('bench.example'), i, 'page ' || i
                 FROM generate_series(1, %(n)s) AS i;
                 INSERT INTO doc_text (oid, bucket, text)
-                SELECT oid, bucket, (%(texts)s::text[])[1 + fetch_seq %% cardinality(%(texts)s::text[])]
+                SELECT oid, bucket,
+                       (%(texts)s::text[])[1 + fetch_seq %% cardinality(%(texts)s::text[])]
                 FROM doc_fetch;
                 INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor, context, bucket)
                 SELECT url_oid('http://bench.example/' || i),

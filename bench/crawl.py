@@ -2,7 +2,7 @@
 
     python bench/crawl.py [--pages 100000] [--hosts 2000] [--fetch 30000] [--threads 32]
                           [--processes 1] [--classify [--corpus-home DIR] [--max-backlog N]
-                          [--mode soft|soft-1999]] [--database-url URL]
+                          [--mode soft|soft-1999]] [--database-url URL | --citus]
 
 Serves a synthetic web from a web-in-a-box subprocess, crawls it breadth-first with
 ``focuscrawl crawl run`` processes against a throw-away embedded PostgreSQL (or an empty
@@ -18,18 +18,23 @@ end-to-end rate counts until the last fetched page is scored. The link learner's
 version comes from the links between the taxonomy's examples; ``--mode soft`` (the
 default) estimates every new URL with it at check-in and again when its parent is
 scored, and trains it online; ``--mode soft-1999`` passes the parents' relevance on in
-SQL, as before the link learner: the two measure what the learner costs a page. Writes
-bench/results/crawl.json (crawl_classify.json with --classify).
+SQL, as before the link learner: the two measure what the learner costs a page.
+``--citus`` crawls into a local Citus cluster instead (a coordinator and two workers on
+this machine, ``db distribute --shards 8``; focuscrawl.cluster): the CPU counted for
+PostgreSQL is then the coordinator's alone. Writes bench/results/crawl.json
+(crawl_classify.json with --classify; with a ``_citus`` suffix on a cluster).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +216,37 @@ def main() -> None:
         help="an empty database on this machine (e.g. one with pg_stat_statements) "
         "instead of a throw-away embedded server",
     )
+    parser.add_argument(
+        "--citus", action="store_true", help="crawl into a local Citus cluster, distributed"
+    )
     args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        if args.citus:
+            args.database_url = stack.enter_context(_citus_cluster())
+        _run(args)
+
+
+@contextlib.contextmanager
+def _citus_cluster() -> Iterator[str]:
+    """A local coordinator and two workers, the crawl's tables distributed on them."""
+    from focuscrawl.cluster import LocalCluster, citus_bin_dir
+    from focuscrawl.database import make_engine, upgrade
+    from focuscrawl.distribute import distribute
+
+    with tempfile.TemporaryDirectory(prefix="focuscrawl-bench-citus-") as home:
+        cluster = LocalCluster(Path(home), citus_bin_dir(), base_port=9720)
+        url = cluster.up()
+        try:
+            engine = make_engine(url)
+            upgrade(engine)
+            distribute(engine, 8)
+            engine.dispose()
+            yield url
+        finally:
+            cluster.down()
+
+
+def _run(args: argparse.Namespace) -> None:
     classify_with = Path(args.corpus_home).expanduser() if args.classify else None
     result = run_crawl(
         args.pages,
@@ -252,7 +287,8 @@ def main() -> None:
     if result["cpu_seconds"]:
         spent = ", ".join(f"{role} {seconds}" for role, seconds in result["cpu_seconds"].items())
         print(f"CPU seconds: {spent} ({result['cpu_ms_per_page']} ms a page in all)")
-    print(f"wrote {write_results('crawl_classify' if args.classify else 'crawl', result)}")
+    name = ("crawl_classify" if args.classify else "crawl") + ("_citus" if args.citus else "")
+    print(f"wrote {write_results(name, {**result, 'citus': args.citus})}")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ BUILD = """
 TRUNCATE link, doc_text, doc_class, doc_fetch, doc_lease, doc, site, hits_score, distill_run
     RESTART IDENTITY CASCADE;
 INSERT INTO site (host, bucket)
-SELECT h, host_bucket(h) FROM generate_series(1, %(sites)s) AS i, LATERAL (SELECT 's' || i || '.example') t(h);
+SELECT h, host_bucket(h)
+FROM generate_series(1, %(sites)s) AS i, LATERAL (SELECT 's' || i || '.example') t(h);
 INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, state)
 SELECT url_oid(u), oid_bucket(url_oid(u)), false, '/' || i, 1 + (i %% %(sites)s), url_bytehash(u),
        ln(greatest(random(), 1e-6)), 2

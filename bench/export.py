@@ -26,7 +26,8 @@ from _common import scratch_engine, write_results
 
 GROW = """
 INSERT INTO site (host, bucket)
-SELECT h, host_bucket(h) FROM generate_series(1, 1000) g, LATERAL (SELECT 'h' || g || '.example') t(h)
+SELECT h, host_bucket(h)
+FROM generate_series(1, 1000) g, LATERAL (SELECT 'h' || g || '.example') t(h)
 ON CONFLICT DO NOTHING;
 INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, priority, state)
 SELECT url_oid(u), oid_bucket(url_oid(u)), false, p, 1 + g %% 1000, url_bytehash(u),
@@ -38,7 +39,8 @@ INSERT INTO doc_fetch (oid, bucket, fetch_seq, fetched_at, http_status, content_
 SELECT o, oid_bucket(o), g,
        now(), 200, 'text/html', 'Page number ' || g || ' of a benchmark crawl'
 FROM generate_series(%(first)s, %(last)s) g,
-     LATERAL (SELECT url_oid(doc_url(false, 'h' || (1 + g %% 1000) || '.example', '/page/' || g))) AS t(o);
+     LATERAL (SELECT url_oid(doc_url(false, 'h' || (1 + g %% 1000) || '.example',
+                                     '/page/' || g))) AS t(o);
 VACUUM ANALYZE doc, doc_fetch;
 """
 

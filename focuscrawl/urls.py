@@ -207,7 +207,9 @@ def _bucket_byte(normalized_url: str) -> bytes:
     if byte is None:
         if len(_BUCKETS) >= _MAX_BUCKETS:
             _BUCKETS.clear()
-        byte = _BUCKETS[host] = hashlib.md5(host.encode("utf-8"), usedforsecurity=False).digest()[:1]
+        byte = _BUCKETS[host] = hashlib.md5(host.encode("utf-8"), usedforsecurity=False).digest()[
+            :1
+        ]
     return byte
 
 
@@ -218,7 +220,9 @@ def oid_bucket(oid: int) -> int:
 
 def oid_of(normalized_url: str) -> int:
     """The document id of a normalised URL (equals SQL ``url_oid``)."""
-    return int.from_bytes(_bucket_byte(normalized_url) + _digest(normalized_url)[1:8], "big", signed=True)
+    return int.from_bytes(
+        _bucket_byte(normalized_url) + _digest(normalized_url)[1:8], "big", signed=True
+    )
 
 
 def url_ids(normalized_url: str) -> tuple[int, int]:

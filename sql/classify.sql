@@ -13,10 +13,16 @@ SELECT model_id, created_at, taxonomy_digest, examples, params, weights
 FROM model WHERE kind = 'page' ORDER BY model_id DESC LIMIT 1;
 
 -- model_summaries --
+-- (The counts are grouped first, not counted per model in a subquery: Citus runs no
+-- subquery correlated with a reference table.)
 SELECT m.model_id, m.created_at, m.taxonomy_digest, m.examples, m.params,
-       length(m.weights) AS bytes,
-       (SELECT count(*) FROM doc_fetch AS f WHERE f.model_id = m.model_id) AS scored
-FROM model AS m WHERE m.kind = 'page' ORDER BY m.model_id DESC;
+       length(m.weights) AS bytes, coalesce(s.scored, 0) AS scored
+FROM model AS m
+LEFT JOIN (
+    SELECT model_id, count(*) AS scored FROM doc_fetch
+    WHERE model_id IS NOT NULL GROUP BY model_id
+) AS s ON s.model_id = m.model_id
+WHERE m.kind = 'page' ORDER BY m.model_id DESC;
 
 -- claim_unclassified --
 -- The next fetched, unscored pages in fetch order, off doc_fetch_unscored. Their doc rows
@@ -27,18 +33,22 @@ FROM model AS m WHERE m.kind = 'page' ORDER BY m.model_id DESC;
 -- The doc_fetch rows are locked too: a page another classifier scored and committed
 -- while this statement ran is then checked again on its new row (model_id set) and
 -- left out; with doc locked alone, PostgreSQL rechecks only doc's row and the page was
--- scored twice.
+-- scored twice. Only pages of %(buckets)s: every bucket on one server, one shard's on a
+-- Citus cluster (focuscrawl.shards), where a classifier takes the shards in turn. (The
+-- joins name no bucket, as in claim_revisits: the statement runs on one shard.)
 WITH claimed AS (
     SELECT f.oid, f.bucket, f.title
-    FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
+    FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid
     WHERE f.fetch_seq IS NOT NULL AND f.model_id IS NULL AND d.state = 2
+      AND f.bucket = ANY(%(buckets)s::smallint[]) AND d.bucket = ANY(%(buckets)s::smallint[])
     ORDER BY f.fetch_seq
     LIMIT %(batch)s
     FOR UPDATE OF d, f SKIP LOCKED
 )
 SELECT c.oid, c.title, t.text
 FROM claimed AS c
-LEFT JOIN doc_text AS t ON t.oid = c.oid AND t.bucket = c.bucket;
+LEFT JOIN doc_text AS t
+    ON t.oid = c.oid AND t.bucket = ANY(%(buckets)s::smallint[]);
 
 -- write_scores --
 -- Relevance and best leaf of scored pages. A page without text (a redirect, a PDF)
@@ -65,40 +75,6 @@ INSERT INTO doc_class (oid, bucket, model_id, logp)
 SELECT s.oid, oid_bucket(s.oid), %(model_id)s, s.logp::real[]
 FROM unnest(%(oids)s::bigint[], %(logps)s::text[]) AS s(oid, logp)
 ON CONFLICT (oid, bucket) DO UPDATE SET model_id = EXCLUDED.model_id, logp = EXCLUDED.logp;
-
--- pass_relevance --
--- Hand the scored pages' relevance to their unvisited out-links. The parents come as
--- arrays (what write_scores returned), so that no scan of doc finds them again. Soft
--- focus: a URL's estimate is the highest relevance among its scored parents (the
--- crawler checks it in at -Infinity, behind every estimate). Hard focus: held URLs are
--- released when some parent's best leaf lies below a good node (a page without text
--- passes its own release on). Seeds keep their rank. A URL whose estimate would not
--- change (at least as high already, nothing to release) is left alone: most links lead
--- to URLs that other pages link to, and an update costs a new row version and an entry
--- in every index. The rows are locked in oid order first, as the distiller's boost
--- does, so the two do not deadlock; the update then reads only the locked rows, by key.
-WITH estimate AS (
-    SELECT l.oid_dst AS oid, max(p.relevance) AS relevance,
-           bool_or(p.cid IS NULL OR p.cid = ANY(%(good_leaves)s::smallint[])) AS release
-    FROM link AS l
-    JOIN unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(cids)s::smallint[])
-         AS p(oid, relevance, cid) ON p.oid = l.oid_src
-    WHERE l.oid_src = ANY(%(oids)s::bigint[])  -- read off link_src, not a scan of link
-    GROUP BY l.oid_dst
-), locked AS (
-    SELECT d.oid, d.bucket, e.relevance, e.release FROM doc AS d
-    JOIN estimate AS e ON e.oid = d.oid AND d.bucket = oid_bucket(e.oid)
-    WHERE d.state IN (0, 4) AND d.priority > -32768
-      AND (e.relevance > d.relevance OR (d.state = 4 AND e.release))
-    ORDER BY d.oid
-    FOR UPDATE OF d
-)
-UPDATE doc AS d
-SET relevance = greatest(d.relevance, k.relevance),
-    state = CASE WHEN d.state = 4 AND k.release THEN 0 ELSE d.state END
-FROM locked AS k
-WHERE d.oid = k.oid AND d.bucket = k.bucket AND d.state IN (0, 4) AND d.priority > -32768
-  AND (k.relevance > d.relevance OR (d.state = 4 AND k.release));
 
 -- rescore_docs --
 -- After good marks change: recompute log R(d) of every page scored by this model from
@@ -152,4 +128,4 @@ SELECT max(model_id) AS model_id FROM model WHERE kind = 'page';
 -- Models that scored pages, for rescoring.
 SELECT m.model_id, m.created_at, m.taxonomy_digest, m.examples, m.params, m.weights
 FROM model AS m
-WHERE EXISTS (SELECT 1 FROM doc_class AS c WHERE c.model_id = m.model_id);
+WHERE m.model_id IN (SELECT DISTINCT model_id FROM doc_class);

@@ -49,13 +49,17 @@ BEGIN
 
     DROP TABLE IF EXISTS pg_temp.hits_edge;
     CREATE TEMP TABLE hits_edge ON COMMIT DROP AS
-    WITH e AS (
+    -- the links of fetched hubs first, as an intermediate result (on a Citus cluster a
+    -- link's target lies in another shard), then their targets by key
+    WITH hub_links AS MATERIALIZED (
         SELECT l.oid_src, l.oid_dst, l.sid_src, l.sid_dst, exp(greatest(u.relevance, -100)) AS r
         FROM link AS l
         JOIN doc AS u ON u.oid = l.oid_src AND u.bucket = l.bucket AND u.state = 2
-        JOIN doc AS v ON v.oid = l.oid_dst AND v.bucket = oid_bucket(l.oid_dst)
-                     AND v.state = 2 AND v.relevance >= rho
         WHERE l.sid_src <> l.sid_dst
+    ), e AS (
+        SELECT h.* FROM hub_links AS h
+        JOIN doc AS v ON v.oid = h.oid_dst AND v.bucket = oid_bucket(h.oid_dst)
+                     AND v.state = 2 AND v.relevance >= rho
     )
     SELECT (dense_rank() OVER (ORDER BY oid_src))::integer AS s,
            (dense_rank() OVER (ORDER BY oid_dst))::integer AS d,
@@ -139,14 +143,16 @@ SELECT run_id, started_at, finished_at, iterations, rho FROM distill_run
 WHERE finished_at IS NOT NULL ORDER BY run_id DESC LIMIT 1;
 
 -- top_hubs --
--- The best hubs of a run: URL, score, relevance (a probability) and site.
+-- The best hubs of a run: URL, score, relevance (a probability) and site. Ties go by the
+-- URL's bytehash, a random order: an oid leads with its host's bucket (migration 0016),
+-- so ties by oid would be one host's pages first.
 SELECT doc_url(d.https, site.host, d.path) AS url, s.hub AS score,
        exp(greatest(d.relevance, -700)) AS relevance, site.host
 FROM hits_score AS s
 JOIN doc AS d ON d.oid = s.oid AND d.bucket = s.bucket
 JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
 WHERE s.run_id = %(run)s AND s.hub > 0
-ORDER BY s.hub DESC, d.oid
+ORDER BY s.hub DESC, d.bytehash, d.oid
 LIMIT %(limit)s;
 
 -- top_authorities --
@@ -156,25 +162,37 @@ FROM hits_score AS s
 JOIN doc AS d ON d.oid = s.oid AND d.bucket = s.bucket
 JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
 WHERE s.run_id = %(run)s AND s.authority > 0
-ORDER BY s.authority DESC, d.oid
+ORDER BY s.authority DESC, d.bytehash, d.oid
 LIMIT %(limit)s;
 
--- boost --
--- The paper's section 5.7 by hand: unvisited out-neighbours, on another site, of the
--- best hubs of a run get seed rank (relevance log 1, the top priority),
--- so crawlers take them next; held ones (hard focus) are released. Returns them.
--- The rows are locked in oid order first, as the classifier's pass_relevance does.
+-- boost_targets --
+-- The paper's section 5.7 by hand: the unvisited out-neighbours, on another site, of the
+-- best %(hubs)s hubs of run %(run)s (their links are read first, as an intermediate
+-- result: on a Citus cluster a link's target lies in another shard).
 WITH best AS (
-    SELECT s.oid, d.sid
+    SELECT s.oid, s.bucket
     FROM hits_score AS s JOIN doc AS d ON d.oid = s.oid AND d.bucket = s.bucket
     WHERE s.run_id = %(run)s AND s.hub > 0
-    ORDER BY s.hub DESC, s.oid
+    ORDER BY s.hub DESC, d.bytehash, s.oid
     LIMIT %(hubs)s
-), locked AS (
-    SELECT n.oid FROM doc AS n
-    WHERE n.oid IN (SELECT l.oid_dst FROM best JOIN link AS l ON l.oid_src = best.oid
-                    JOIN doc AS t ON t.oid = l.oid_dst AND t.bucket = oid_bucket(l.oid_dst)
-                    WHERE t.sid <> best.sid)
+), targets AS MATERIALIZED (
+    SELECT DISTINCT l.oid_dst AS oid
+    FROM link AS l JOIN best ON l.oid_src = best.oid AND l.bucket = best.bucket
+    WHERE l.sid_dst <> l.sid_src
+)
+SELECT n.oid FROM doc AS n JOIN targets AS t
+    ON n.oid = t.oid AND n.bucket = oid_bucket(t.oid)
+WHERE n.state IN (0, 4)
+ORDER BY n.oid;
+
+-- boost --
+-- boost_targets get seed rank (relevance log 1, the top priority), so crawlers take them
+-- next; held ones (hard focus) are released. Returns them. Run once per shard with its
+-- targets (focuscrawl.shards); the rows are locked in oid order first, as the
+-- classifier's raise_estimates does.
+WITH locked AS (
+    SELECT n.oid, n.bucket FROM doc AS n
+    WHERE n.oid = ANY(%(oids)s::bigint[]) AND n.bucket = ANY(%(buckets)s::smallint[])
       AND n.state IN (0, 4)
     ORDER BY n.oid
     FOR UPDATE
@@ -182,5 +200,6 @@ WITH best AS (
 UPDATE doc AS n
 SET relevance = 0, priority = -32768, state = 0
 FROM locked AS k, site AS s
-WHERE n.oid = k.oid AND n.state IN (0, 4) AND s.sid = n.sid
+WHERE n.oid = k.oid AND n.bucket = k.bucket AND n.bucket = ANY(%(buckets)s::smallint[])
+  AND n.state IN (0, 4) AND s.sid = n.sid AND s.bucket = n.bucket
 RETURNING n.oid, doc_url(n.https, s.host, n.path) AS url;

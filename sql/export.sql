@@ -8,12 +8,7 @@
 -- export_pages --
 -- Every page tried, in fetch order: URL, title, R, the best leaf's dotted name, when it was
 -- fetched, the HTTP status and the error class, hub and authority scores.
-WITH RECURSIVE path AS (
-    SELECT kcid, kcname::text AS name FROM taxonomy WHERE kcid = 0
-    UNION ALL
-    SELECT t.kcid, path.name || '.' || t.kcname
-    FROM taxonomy AS t JOIN path ON t.pcid = path.kcid WHERE t.kcid <> 0
-), run AS (
+WITH run AS (
     SELECT max(run_id) AS run_id FROM distill_run WHERE finished_at IS NOT NULL
 )
 SELECT doc_url(d.https, site.host, d.path) AS url,
@@ -28,8 +23,9 @@ SELECT doc_url(d.https, site.host, d.path) AS url,
 FROM doc_fetch AS f
 JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
 JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
-LEFT JOIN path AS t ON t.kcid = f.cid
-LEFT JOIN hits_score AS h ON h.run_id = (SELECT run_id FROM run) AND h.oid = f.oid
+LEFT JOIN taxonomy_paths() AS t ON t.kcid = f.cid
+LEFT JOIN hits_score AS h
+    ON h.run_id = (SELECT run_id FROM run) AND h.oid = f.oid AND h.bucket = f.bucket
 WHERE %(min_relevance)s <= 0
    OR (f.model_id IS NOT NULL AND d.relevance >= ln(%(min_relevance)s))
 ORDER BY f.fetch_seq NULLS LAST, f.oid;
@@ -37,12 +33,7 @@ ORDER BY f.fetch_seq NULLS LAST, f.oid;
 -- export_hits --
 -- The pages with a %(role)s ('hub' or 'authority') score above 0 in the newest
 -- finished distiller run, best first, with the columns of export_pages.
-WITH RECURSIVE path AS (
-    SELECT kcid, kcname::text AS name FROM taxonomy WHERE kcid = 0
-    UNION ALL
-    SELECT t.kcid, path.name || '.' || t.kcname
-    FROM taxonomy AS t JOIN path ON t.pcid = path.kcid WHERE t.kcid <> 0
-), run AS (
+WITH run AS (
     SELECT max(run_id) AS run_id FROM distill_run WHERE finished_at IS NOT NULL
 )
 SELECT doc_url(d.https, site.host, d.path) AS url,
@@ -58,9 +49,9 @@ FROM hits_score AS h
 JOIN doc AS d ON d.oid = h.oid AND d.bucket = h.bucket
 JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
 LEFT JOIN doc_fetch AS f ON f.oid = h.oid AND f.bucket = h.bucket
-LEFT JOIN path AS t ON t.kcid = f.cid
+LEFT JOIN taxonomy_paths() AS t ON t.kcid = f.cid
 WHERE h.run_id = (SELECT run_id FROM run)
   AND CASE WHEN %(role)s = 'hub' THEN h.hub ELSE h.authority END > 0
   AND (%(min_relevance)s <= 0
        OR (f.model_id IS NOT NULL AND d.relevance >= ln(%(min_relevance)s)))
-ORDER BY CASE WHEN %(role)s = 'hub' THEN h.hub ELSE h.authority END DESC, h.oid;
+ORDER BY CASE WHEN %(role)s = 'hub' THEN h.hub ELSE h.authority END DESC, d.bytehash, h.oid;

@@ -38,14 +38,18 @@ RETURNING d.oid, (xmax = 0) AS inserted;
 -- lease) are skipped: site fairness is that bound, not a key of the order. The order's
 -- tie-break after relevance is priority: the depth (seeds -32768), so among equal
 -- estimates the URLs nearest the seeds go first. SKIP LOCKED lets any number of
--- crawlers claim at once without waiting for each other or taking the same URL; the lease makes a crashed crawler's
--- URLs come back (doc_lease). The rows come back in the order they were claimed (a sort
--- of the batch), each with its URL (its host looked up by key, whatever the planner
--- guesses of the batch's size: site rows carry robots.txt texts).
+-- crawlers claim at once without waiting for each other or taking the same URL; the
+-- lease makes a crashed crawler's URLs come back (doc_lease). The rows come back in the
+-- order they were claimed (a sort of the batch), each with its URL (its host looked up
+-- by key in the update's RETURNING: site rows carry robots.txt texts). Only URLs of %(buckets)s are
+-- claimed: on one server every bucket; on a Citus cluster the buckets of one shard, as
+-- Citus locks rows of one shard per statement (focuscrawl.shards), and the crawler
+-- claims shard by shard what frontier_top found.
 WITH untried AS (
     SELECT oid
     FROM doc
     WHERE state = 0 AND num_tries = 0 AND sid <> ALL(%(full_sites)s::int[])
+      AND bucket = ANY(%(buckets)s::smallint[])
     ORDER BY relevance DESC, priority, bytehash
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
@@ -53,6 +57,7 @@ WITH untried AS (
     SELECT oid
     FROM doc
     WHERE state = 0 AND num_tries > 0 AND sid <> ALL(%(full_sites)s::int[])
+      AND bucket = ANY(%(buckets)s::smallint[])
     ORDER BY num_tries, relevance DESC, priority, bytehash
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
@@ -64,17 +69,28 @@ WITH untried AS (
 ), claimed AS (
     UPDATE doc AS d
     SET state = 1
-    WHERE d.oid = ANY((SELECT oids FROM batch)::bigint[])
-    RETURNING d.oid, d.bucket, d.https, d.path, d.sid, d.num_tries, d.depth
+    WHERE d.oid = ANY((SELECT oids FROM batch)::bigint[]) AND d.bucket = ANY(%(buckets)s::smallint[])
+    RETURNING d.oid, d.bucket, d.sid, d.num_tries, d.depth,
+              doc_url(d.https, (SELECT s.host FROM site AS s
+                                WHERE s.sid = d.sid AND s.bucket = d.bucket), d.path) AS url
 ), leased AS (
     INSERT INTO doc_lease (oid, bucket, until)
     SELECT oid, bucket, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
     ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until
 )
-SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid AND s.bucket = c.bucket), c.path)
-           AS url, c.sid, c.num_tries, c.depth
+SELECT c.oid, c.url, c.sid, c.num_tries, c.depth
 FROM claimed AS c, batch
 ORDER BY array_position(batch.oids, c.oid);
+
+-- frontier_top --
+-- On a Citus cluster, the global top of the untried frontier in claim_batch's order,
+-- read with no lock (each shard reads its own doc_frontier, the coordinator merges):
+-- how many of the next %(batch)s URLs each shard holds, for claim_batch to claim there.
+SELECT oid
+FROM doc
+WHERE state = 0 AND num_tries = 0 AND sid <> ALL(%(full_sites)s::int[])
+ORDER BY relevance DESC, priority, bytehash
+LIMIT %(batch)s;
 
 -- claim_batch_unfocused --
 -- The unfocused crawl: the paper's pseudo-random order, off doc_frontier_unfocused.
@@ -82,6 +98,7 @@ WITH batch AS (
     SELECT oid, bucket
     FROM doc
     WHERE state = 0 AND sid <> ALL(%(full_sites)s::int[])
+      AND bucket = ANY(%(buckets)s::smallint[])
     ORDER BY num_tries, bytehash
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
@@ -89,15 +106,16 @@ WITH batch AS (
     UPDATE doc AS d
     SET state = 1
     FROM batch
-    WHERE d.oid = batch.oid AND d.bucket = batch.bucket
-    RETURNING d.oid, d.bucket, d.https, d.path, d.sid, d.num_tries, d.depth
+    WHERE d.oid = batch.oid AND d.bucket = batch.bucket AND d.bucket = ANY(%(buckets)s::smallint[])
+    RETURNING d.oid, d.bucket, d.sid, d.num_tries, d.depth,
+              doc_url(d.https, (SELECT s.host FROM site AS s
+                                WHERE s.sid = d.sid AND s.bucket = d.bucket), d.path) AS url
 ), leased AS (
     INSERT INTO doc_lease (oid, bucket, until)
     SELECT oid, bucket, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
     ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until
 )
-SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid AND s.bucket = c.bucket), c.path)
-           AS url, c.sid, c.num_tries, c.depth
+SELECT c.oid, c.url, c.sid, c.num_tries, c.depth
 FROM claimed AS c;
 
 -- claim_batch_bfs --
@@ -106,6 +124,7 @@ WITH batch AS (
     SELECT oid, bucket
     FROM doc
     WHERE state = 0 AND sid <> ALL(%(full_sites)s::int[])
+      AND bucket = ANY(%(buckets)s::smallint[])
     ORDER BY num_tries, depth, found_seq
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
@@ -113,25 +132,30 @@ WITH batch AS (
     UPDATE doc AS d
     SET state = 1
     FROM batch
-    WHERE d.oid = batch.oid AND d.bucket = batch.bucket
-    RETURNING d.oid, d.bucket, d.https, d.path, d.sid, d.num_tries, d.depth
+    WHERE d.oid = batch.oid AND d.bucket = batch.bucket AND d.bucket = ANY(%(buckets)s::smallint[])
+    RETURNING d.oid, d.bucket, d.sid, d.num_tries, d.depth,
+              doc_url(d.https, (SELECT s.host FROM site AS s
+                                WHERE s.sid = d.sid AND s.bucket = d.bucket), d.path) AS url
 ), leased AS (
     INSERT INTO doc_lease (oid, bucket, until)
     SELECT oid, bucket, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
     ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until
 )
-SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid AND s.bucket = c.bucket), c.path)
-           AS url, c.sid, c.num_tries, c.depth
+SELECT c.oid, c.url, c.sid, c.num_tries, c.depth
 FROM claimed AS c;
 
 -- claim_revisits --
 -- Maintenance: fetched pages due for a revisit, most relevant first (off doc_revisit),
 -- then oldest; fetched again with If-None-Match and If-Modified-Since (the validators
--- the server gave) so an unchanged page costs a 304.
+-- the server gave) so an unchanged page costs a 304. (The join names no bucket: on one
+-- server the planner would take an equality of buckets as a second, independent
+-- condition and misjudge the join's size; on a Citus cluster both tables name the
+-- buckets of one shard, so the statement runs on that shard, where oids suffice.)
 WITH batch AS (
-    SELECT d.oid, d.bucket
-    FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
+    SELECT d.oid, d.bucket, f.etag, f.last_modified
+    FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid
     WHERE d.state = 2 AND f.fetched_at < now() - make_interval(secs => %(min_age_seconds)s)
+      AND d.bucket = ANY(%(buckets)s::smallint[]) AND f.bucket = ANY(%(buckets)s::smallint[])
     ORDER BY d.relevance DESC, f.fetched_at
     LIMIT %(batch)s
     FOR UPDATE OF d SKIP LOCKED
@@ -139,20 +163,17 @@ WITH batch AS (
     UPDATE doc AS d
     SET state = 1
     FROM batch
-    WHERE d.oid = batch.oid AND d.bucket = batch.bucket
-    RETURNING d.oid, d.bucket, d.https, d.path, d.sid, d.num_tries, d.depth
+    WHERE d.oid = batch.oid AND d.bucket = batch.bucket AND d.bucket = ANY(%(buckets)s::smallint[])
+    RETURNING d.oid, d.bucket, d.sid, d.num_tries, d.depth,
+              doc_url(d.https, (SELECT s.host FROM site AS s
+                                WHERE s.sid = d.sid AND s.bucket = d.bucket), d.path) AS url
 ), leased AS (
     INSERT INTO doc_lease (oid, bucket, until)
     SELECT oid, bucket, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
     ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until
 )
-SELECT c.oid, doc_url(c.https, (SELECT s.host FROM site AS s WHERE s.sid = c.sid AND s.bucket = c.bucket), c.path)
-           AS url, c.sid, c.num_tries, c.depth,
-       f.etag, f.last_modified
-FROM claimed AS c
-CROSS JOIN LATERAL (
-    SELECT etag, last_modified FROM doc_fetch WHERE oid = c.oid AND bucket = c.bucket
-) AS f;
+SELECT c.oid, c.url, c.sid, c.num_tries, c.depth, b.etag, b.last_modified
+FROM claimed AS c JOIN batch AS b ON b.oid = c.oid;
 
 -- recover_expired_leases --
 -- URLs whose crawler died: back where they came from (the frontier, or the fetched
@@ -174,9 +195,12 @@ WHERE d.oid = expired.oid AND d.bucket = expired.bucket AND d.state = 1;
 -- cap): back untouched. The rows are locked in oid order first, as every statement that
 -- updates many doc rows locks them, so that it cannot deadlock with the classifier.
 WITH locked AS (
-    SELECT oid, bucket FROM doc WHERE oid = ANY(%(oids)s::bigint[]) ORDER BY oid FOR UPDATE
+    SELECT oid, bucket FROM doc
+    WHERE oid = ANY(%(oids)s::bigint[]) AND bucket = ANY(%(buckets)s::smallint[])
+    ORDER BY oid FOR UPDATE
 ), released AS (
-    DELETE FROM doc_lease WHERE (oid, bucket) IN (SELECT oid, bucket FROM locked)
+    DELETE FROM doc_lease
+    WHERE bucket = ANY(%(buckets)s::smallint[]) AND (oid, bucket) IN (SELECT oid, bucket FROM locked)
     RETURNING oid, bucket
 )
 UPDATE doc AS d
@@ -185,7 +209,8 @@ SET state = CASE WHEN EXISTS (SELECT FROM doc_fetch AS f
                                 AND f.fetch_seq IS NOT NULL)
                  THEN 2 ELSE 0 END
 FROM released
-WHERE d.oid = released.oid AND d.bucket = released.bucket AND d.state = 1;
+WHERE d.oid = released.oid AND d.bucket = released.bucket AND d.bucket = ANY(%(buckets)s::smallint[])
+  AND d.state = 1;
 
 -- frontier_size --
 SELECT count(*) FROM doc WHERE state = 0;

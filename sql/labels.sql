@@ -27,7 +27,8 @@ WITH added AS (
 INSERT INTO page_label (oid, good, kcid, eid)
 SELECT %(oid)s, %(good)s, %(kcid)s, eid FROM added
 ON CONFLICT (oid) DO UPDATE
-SET good = EXCLUDED.good, kcid = EXCLUDED.kcid, eid = EXCLUDED.eid, labelled_at = now()
+SET good = EXCLUDED.good, kcid = EXCLUDED.kcid, eid = EXCLUDED.eid,
+    labelled_at = EXCLUDED.labelled_at
 RETURNING eid;
 
 -- label_count --
@@ -44,25 +45,31 @@ JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
 JOIN doc_text AS t ON t.oid = f.oid AND t.bucket = f.bucket
 WHERE f.model_id IS NOT NULL AND d.state = 2
   AND NOT EXISTS (SELECT FROM page_label AS l WHERE l.oid = f.oid)
-ORDER BY abs(exp(greatest(d.relevance, -700)) - 0.5), d.oid
+ORDER BY abs(exp(greatest(d.relevance, -700)) - 0.5), d.bytehash, d.oid
 LIMIT %(limit)s;
 
 -- suggest_off_topic --
 -- Scored, unlabelled pages that look off-topic (R below 0.5) but that the crawl's
 -- relevant pages point to most: either the classifier misjudges them, or they draw the
 -- crawl off its topic. Either way a label teaches the most.
+-- (The relevant pages' links are counted first, as an intermediate result: on a Citus
+-- cluster a link's target lies in another shard.)
+WITH relevant_links AS MATERIALIZED (
+    SELECT l.oid_dst, count(*) AS linked
+    FROM link AS l JOIN doc AS src ON src.oid = l.oid_src AND src.bucket = l.bucket
+    WHERE src.state = 2 AND src.relevance >= ln(0.5)
+    GROUP BY l.oid_dst
+)
 SELECT doc_url(d.https, site.host, d.path) AS url, f.title,
-       exp(greatest(d.relevance, -700)) AS relevance, count(*) AS relevant_in_links
-FROM doc_fetch AS f
+       exp(greatest(d.relevance, -700)) AS relevance, r.linked AS relevant_in_links
+FROM relevant_links AS r
+JOIN doc_fetch AS f ON f.oid = r.oid_dst AND f.bucket = oid_bucket(r.oid_dst)
 JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
 JOIN site ON site.sid = d.sid AND site.bucket = d.bucket
-JOIN link ON link.oid_dst = f.oid
-JOIN doc AS src ON src.oid = link.oid_src AND src.bucket = link.bucket AND src.state = 2 AND src.relevance >= ln(0.5)
 WHERE f.model_id IS NOT NULL AND d.state = 2 AND d.relevance < ln(0.5)
-  AND EXISTS (SELECT FROM doc_text AS t WHERE t.oid = f.oid)
+  AND EXISTS (SELECT FROM doc_text AS t WHERE t.oid = f.oid AND t.bucket = f.bucket)
   AND NOT EXISTS (SELECT FROM page_label AS l WHERE l.oid = f.oid)
-GROUP BY d.oid, d.https, site.host, d.path, f.title, d.relevance
-ORDER BY count(*) DESC, d.relevance DESC, d.oid
+ORDER BY r.linked DESC, d.relevance DESC, d.bytehash, d.oid
 LIMIT %(limit)s;
 
 -- requeue_scored --

@@ -20,26 +20,31 @@ SELECT value FROM crawl_setting WHERE name = %(name)s;
 -- scored_out_links --
 -- The unvisited out-links of pages just scored, with what the link learner reads of
 -- them: anchor, context, and the target's host and path (seeds and boosted URLs, at
--- seed rank, are left out). Off link_src, then doc and site by key.
+-- seed rank, are left out). Off link_src (the links first, as an intermediate result:
+-- on a Citus cluster a link's target lies in another shard), then doc and site by key.
+WITH l AS MATERIALIZED (
+    SELECT oid_src, oid_dst, anchor, context FROM link WHERE oid_src = ANY(%(oids)s::bigint[])
+)
 SELECT l.oid_src, l.oid_dst, l.anchor, l.context, s.host, d.path
-FROM link AS l
+FROM l
 JOIN doc AS d ON d.oid = l.oid_dst AND d.bucket = oid_bucket(l.oid_dst)
 JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
-WHERE l.oid_src = ANY(%(oids)s::bigint[]) AND d.state IN (0, 4) AND d.priority > -32768;
+WHERE d.state IN (0, 4) AND d.priority > -32768;
 
 -- raise_estimates --
 -- New estimates of unvisited URLs (log-probabilities, one per URL, from the link model
 -- %(model_id)s or, when 0, from the parents' relevance): a URL takes the higher of its
 -- estimate and the new one, and records the model whose score it took; in hard focus a
 -- held URL is released when release is true (a parent's best leaf lies below a good
--- node). Rows are locked in oid order first, as every writer of the frontier does.
+-- node). Rows are locked in oid order first, as every writer of the frontier does. Run
+-- once per shard on a Citus cluster, with its URLs and buckets (focuscrawl.shards).
 WITH e AS (
     SELECT * FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(releases)s::boolean[])
         AS e(oid, relevance, release)
 ), locked AS (
     SELECT d.oid, d.bucket, e.relevance, e.release FROM doc AS d
     JOIN e ON e.oid = d.oid AND d.bucket = oid_bucket(e.oid)
-    WHERE d.state IN (0, 4) AND d.priority > -32768
+    WHERE d.state IN (0, 4) AND d.priority > -32768 AND d.bucket = ANY(%(buckets)s::smallint[])
       AND (e.relevance > d.relevance OR (d.state = 4 AND e.release))
     ORDER BY d.oid
     FOR UPDATE OF d
@@ -50,7 +55,8 @@ SET relevance = greatest(d.relevance, k.relevance),
                         ELSE d.estimated_by END,
     state = CASE WHEN d.state = 4 AND k.release THEN 0 ELSE d.state END
 FROM locked AS k
-WHERE d.oid = k.oid AND d.bucket = k.bucket AND d.state IN (0, 4) AND d.priority > -32768
+WHERE d.oid = k.oid AND d.bucket = k.bucket AND d.bucket = ANY(%(buckets)s::smallint[])
+  AND d.state IN (0, 4) AND d.priority > -32768
   AND (k.relevance > d.relevance OR (d.state = 4 AND k.release));
 
 -- set_estimates --
@@ -67,17 +73,25 @@ WHERE d.oid = e.oid AND d.bucket = oid_bucket(e.oid) AND d.state IN (0, 4)
 -- queue_link_examples --
 -- When pages are scored, every link that pointed to them from a scored page becomes a
 -- training example of the link learner, labelled with the page's relevance R (off
--- link_dst). The links of a page to itself teach nothing and are left out.
+-- link_dst). The links of a page to itself teach nothing and are left out. The pages
+-- and their in-links are read first, as intermediate results (on a Citus cluster a
+-- link's source and target lie in different shards), then the sources by key.
+WITH t AS MATERIALIZED (
+    SELECT t.oid, doc_url(t.https, ts.host, t.path) AS url,
+           exp(greatest(t.relevance, -700)) AS label
+    FROM doc AS t JOIN site AS ts ON ts.sid = t.sid AND ts.bucket = t.bucket
+    WHERE t.oid = ANY(%(oids)s::bigint[])
+), l AS MATERIALIZED (
+    SELECT oid_src, bucket, oid_dst, anchor, context FROM link
+    WHERE oid_dst = ANY(%(oids)s::bigint[]) AND oid_src <> oid_dst
+)
 INSERT INTO link_example (anchor, context, url, src_cid, src_relevance, label)
-SELECT l.anchor, l.context, doc_url(t.https, ts.host, t.path), sf.cid,
-       exp(greatest(src.relevance, -700)), exp(greatest(t.relevance, -700))
-FROM unnest(%(oids)s::bigint[]) AS p(oid)
-JOIN doc AS t ON t.oid = p.oid AND t.bucket = oid_bucket(p.oid)
-JOIN site AS ts ON ts.sid = t.sid AND ts.bucket = t.bucket
-JOIN link AS l ON l.oid_dst = p.oid
+SELECT l.anchor, l.context, t.url, sf.cid, exp(greatest(src.relevance, -700)), t.label
+FROM l
+JOIN t ON t.oid = l.oid_dst
 JOIN doc_fetch AS sf ON sf.oid = l.oid_src AND sf.bucket = l.bucket
 JOIN doc AS src ON src.oid = l.oid_src AND src.bucket = l.bucket
-WHERE l.oid_src <> l.oid_dst AND sf.model_id IS NOT NULL AND sf.cid IS NOT NULL;
+WHERE sf.model_id IS NOT NULL AND sf.cid IS NOT NULL;
 
 -- queued_link_examples --
 SELECT count(*) AS queued, count(*) FILTER (WHERE label > 0.5) AS relevant FROM link_example;
@@ -107,29 +121,41 @@ SELECT url, kcid FROM example WHERE url IS NOT NULL ORDER BY url, kcid;
 -- crawl_link_examples --
 -- Every link between two scored pages, as queue_link_examples makes them (for training
 -- the learner afresh after the good marks changed).
-SELECT l.anchor, l.context, doc_url(t.https, ts.host, t.path) AS url, sf.cid AS src_cid,
-       exp(greatest(src.relevance, -700)) AS src_relevance,
-       exp(greatest(t.relevance, -700)) AS label
-FROM link AS l
+-- (The links from scored pages are read first, as an intermediate result: on a Citus
+-- cluster a link's target lies in another shard.)
+WITH l AS MATERIALIZED (
+    SELECT l.anchor, l.context, l.oid_dst, sf.cid AS src_cid,
+           exp(greatest(src.relevance, -700)) AS src_relevance
+    FROM link AS l
+    JOIN doc_fetch AS sf ON sf.oid = l.oid_src AND sf.bucket = l.bucket
+    JOIN doc AS src ON src.oid = l.oid_src AND src.bucket = l.bucket
+    WHERE l.oid_src <> l.oid_dst AND sf.model_id IS NOT NULL AND sf.cid IS NOT NULL
+)
+SELECT l.anchor, l.context, doc_url(t.https, ts.host, t.path) AS url, l.src_cid,
+       l.src_relevance, exp(greatest(t.relevance, -700)) AS label
+FROM l
 JOIN doc AS t ON t.oid = l.oid_dst AND t.bucket = oid_bucket(l.oid_dst)
 JOIN doc_fetch AS tf ON tf.oid = t.oid AND tf.bucket = t.bucket
 JOIN site AS ts ON ts.sid = t.sid AND ts.bucket = t.bucket
-JOIN doc_fetch AS sf ON sf.oid = l.oid_src AND sf.bucket = l.bucket
-JOIN doc AS src ON src.oid = l.oid_src AND src.bucket = l.bucket
-WHERE l.oid_src <> l.oid_dst AND t.state = 2 AND tf.model_id IS NOT NULL
-  AND tf.cid IS NOT NULL AND sf.model_id IS NOT NULL AND sf.cid IS NOT NULL;
+WHERE t.state = 2 AND tf.model_id IS NOT NULL AND tf.cid IS NOT NULL;
 
 -- frontier_in_links --
 -- Every link from a scored page to an unvisited URL, for estimating the frontier
 -- afresh (classify rescore).
-SELECT l.oid_dst, l.anchor, l.context, s.host, d.path, sf.cid AS src_cid,
-       exp(greatest(src.relevance, -700)) AS src_relevance
-FROM link AS l
+-- (The links from scored pages first, as an intermediate result, as crawl_link_examples.)
+WITH l AS MATERIALIZED (
+    SELECT l.oid_dst, l.anchor, l.context, sf.cid AS src_cid,
+           exp(greatest(src.relevance, -700)) AS src_relevance
+    FROM link AS l
+    JOIN doc_fetch AS sf ON sf.oid = l.oid_src AND sf.bucket = l.bucket
+    JOIN doc AS src ON src.oid = l.oid_src AND src.bucket = l.bucket
+    WHERE sf.model_id IS NOT NULL
+)
+SELECT l.oid_dst, l.anchor, l.context, s.host, d.path, l.src_cid, l.src_relevance
+FROM l
 JOIN doc AS d ON d.oid = l.oid_dst AND d.bucket = oid_bucket(l.oid_dst)
 JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
-JOIN doc_fetch AS sf ON sf.oid = l.oid_src AND sf.bucket = l.bucket
-JOIN doc AS src ON src.oid = l.oid_src AND src.bucket = l.bucket
-WHERE d.state IN (0, 4) AND d.priority > -32768 AND sf.model_id IS NOT NULL;
+WHERE d.state IN (0, 4) AND d.priority > -32768;
 
 -- save_link_model --
 INSERT INTO model (kind, taxonomy_digest, examples, params, weights)

@@ -23,9 +23,10 @@ CREATE TEMP TABLE IF NOT EXISTS stage_link (
 
 -- lock_pages --
 -- The batch's pages, locked in oid order: no other store writes links from the same
--- page (fetched twice when a lease ran out) until this batch commits.
+-- page (fetched twice when a lease ran out) until this batch commits. Run once per
+-- shard on a Citus cluster, with the pages and buckets of that shard (focuscrawl.shards).
 SELECT d.oid FROM doc AS d
-WHERE d.oid IN (SELECT oid FROM stage_result)
+WHERE d.oid = ANY(%(oids)s::bigint[]) AND d.bucket = ANY(%(buckets)s::smallint[])
 ORDER BY d.oid
 FOR UPDATE;
 

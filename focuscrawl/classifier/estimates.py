@@ -34,6 +34,7 @@ from focuscrawl.database import execute
 from focuscrawl.errors import ConfigError
 from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts
 from focuscrawl.queries import queries
+from focuscrawl.shards import ShardMap
 
 __all__ = ["ESTIMATES", "Parent", "pass_estimates"]
 
@@ -61,23 +62,16 @@ def pass_estimates(
     good_frontier: Sequence[int],
     page_model: HierarchicalModel | None,
     link_model: LinkModel | None,
+    shards: ShardMap,
 ) -> int:
     """Hand the scored pages' knowledge on to their unvisited out-links; returns how
-    many links were estimated (0 for soft-1999, which runs in SQL)."""
+    many links were estimated (0 for soft-1999, which takes the parents' relevance).
+    The estimates are written shard by shard (``shards``: one group on one server)."""
     if estimate not in ESTIMATES:
         raise ConfigError(
             f"crawl_setting 'estimate' is {estimate!r}; it must be one of {', '.join(ESTIMATES)}"
         )
     if not parents:
-        return 0
-    if estimate == "soft-1999" or (estimate in LINK_ESTIMATES and link_model is None):
-        params = {
-            "oids": [p.oid for p in parents],
-            "relevances": [p.relevance for p in parents],
-            "cids": [p.cid for p in parents],
-            "good_leaves": list(good_leaves),
-        }
-        execute(connection, queries["pass_relevance"], params)
         return 0
     by_oid = {p.oid: p for p in parents}
     rows = execute(connection, queries["scored_out_links"], {"oids": list(by_oid)}).all()
@@ -86,7 +80,11 @@ def pass_estimates(
     good = set(good_leaves)
     values: np.ndarray
     model_id = 0
-    if estimate in LINK_ESTIMATES:
+    from_parents = estimate == "soft-1999" or (estimate in LINK_ESTIMATES and link_model is None)
+    if from_parents:
+        # the paper's estimate: the best relevance log R(p) among scored parents
+        values = np.asarray([by_oid[r.oid_src].relevance for r in rows])
+    elif estimate in LINK_ESTIMATES:
         assert link_model is not None
         parts = [
             LinkParts(
@@ -119,11 +117,15 @@ def pass_estimates(
             best[dst] = value
         cid = by_oid[row.oid_src].cid
         release[dst] = release.get(dst, False) or cid is None or cid in good
-    params = {
-        "oids": list(best),
-        "relevances": list(best.values()),
-        "releases": [release[o] for o in best],
-        "model_id": model_id,
-    }
-    execute(connection, queries["raise_estimates"], params)
-    return len(rows)
+    oids = list(best)
+    for buckets, positions in shards.split_rows(oids):
+        group = [oids[p] for p in positions]
+        params = {
+            "oids": group,
+            "buckets": buckets,
+            "relevances": [best[o] for o in group],
+            "releases": [release[o] for o in group],
+            "model_id": model_id,
+        }
+        execute(connection, queries["raise_estimates"], params)
+    return 0 if from_parents else len(rows)

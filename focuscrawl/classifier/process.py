@@ -31,6 +31,7 @@ from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel
 from focuscrawl.metrics import ClassifierMetrics
 from focuscrawl.notify import PAGES_STORED, Listener
 from focuscrawl.queries import queries
+from focuscrawl.shards import ShardMap, shard_map
 from focuscrawl.taxonomy import Tree, load_tree
 
 __all__ = ["BATCH", "Classifier", "ClassifyStats", "good_sets", "node_scores_text"]
@@ -93,6 +94,8 @@ class Classifier:
         self._link_model: LinkModel | None = None
         self.learner = LinkLearner()
         self.estimate = "soft"
+        self._shards: ShardMap | None = None  # read once, at the first batch
+        self._turn = 0  # the shard whose pages the next claim tries first
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -178,6 +181,24 @@ class Classifier:
         )
         return relevances, cids
 
+    def _shard_map(self, connection: Connection) -> ShardMap:
+        if self._shards is None:
+            self._shards = shard_map(connection)
+        return self._shards
+
+    def _claim(self, connection: Connection) -> list[Any]:
+        """The next unscored pages: of every bucket on one server; on a Citus cluster of
+        one shard, the shards taken in turn (the next one when a shard has none)."""
+        groups = self._shard_map(connection).groups
+        for n in range(len(groups)):
+            buckets = groups[(self._turn + n) % len(groups)]
+            params = {"batch": self.batch, "buckets": list(buckets)}
+            rows = list(execute(connection, queries["claim_unclassified"], params).all())
+            if rows:
+                self._turn = (self._turn + n + 1) % len(groups)
+                return rows
+        return []
+
     def after_pass(self, connection: Connection, parents: list[Parent]) -> None:
         """Hook run after the estimates are passed on (the oracle overrides them)."""
 
@@ -188,9 +209,7 @@ class Classifier:
             stored = self._current_model(connection)
             tree = load_tree(connection)
             stored.check_tree(tree)
-            rows = list(
-                execute(connection, queries["claim_unclassified"], {"batch": self.batch}).all()
-            )
+            rows = self._claim(connection)
             if not rows:
                 return 0
             self._link_state(connection)
@@ -206,6 +225,7 @@ class Classifier:
                 frontier,
                 stored.model,
                 self._link_model,
+                self._shard_map(connection),
             )
             self.after_pass(connection, parents)
             learning = self.estimate in LINK_ESTIMATES

@@ -96,3 +96,34 @@ def downgrade(
     database.downgrade(engine, revision)
     with engine.connect() as connection:
         typer.echo(f"schema at revision {database.current_revision(connection) or 'base'}")
+
+
+@app.command()
+def distribute(
+    ctx: typer.Context,
+    shards: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="shards of each distributed table (a few per worker core; more shards "
+            "make a claim touch more of them)",
+        ),
+    ] = 8,
+) -> None:
+    """Lay the crawl out on the Citus coordinator FOCUSCRAWL_DATABASE_URL names: per-page
+    tables distributed by host bucket, the rest reference tables (docs/scale-out.md)."""
+    from focuscrawl.distribute import distribute as lay_out
+
+    if not settings_from(ctx).database_url:
+        raise typer.BadParameter(
+            "db distribute needs FOCUSCRAWL_DATABASE_URL (or --database-url) naming a "
+            "Citus coordinator; the embedded server is one PostgreSQL"
+        )
+    done = lay_out(engine_from(ctx), shards)
+    if done.triggers_dropped:
+        typer.echo(f"dropped statement triggers: {', '.join(done.triggers_dropped)}")
+    if done.reference_tables:
+        typer.echo(f"reference tables: {', '.join(done.reference_tables)}")
+    if done.tables_distributed:
+        typer.echo(f"distributed by bucket: {', '.join(done.tables_distributed)}")
+    typer.echo(f"the crawl is distributed: {done.shards} shards of doc")

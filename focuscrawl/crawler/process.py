@@ -46,6 +46,8 @@ from focuscrawl.metrics import CrawlerMetrics
 from focuscrawl.notify import PAGES_SCORED, Listener
 from focuscrawl.queries import Prepared, prepared, queries
 from focuscrawl.schema import DocState
+from focuscrawl.shards import ShardMap, shard_map
+from focuscrawl.urls import oid_bucket
 
 __all__ = ["CrawlStats", "Crawler"]
 
@@ -106,7 +108,12 @@ class _Release:
     released: bool = False
 
     def params(self) -> dict[str, Any]:
-        return {"release_sid": self.claim.sid, "delay": self.delay, "taken": self.taken}
+        return {
+            "release_sid": self.claim.sid,
+            "release_bucket": oid_bucket(self.claim.oid),
+            "delay": self.delay,
+            "taken": self.taken,
+        }
 
 
 _OUTCOME_NAMES = {
@@ -115,7 +122,7 @@ _OUTCOME_NAMES = {
     DocState.EXCLUDED: "excluded",
 }
 
-_NO_RELEASE = {"release_sid": None, "delay": 0.0, "taken": 0}
+_NO_RELEASE = {"release_sid": None, "release_bucket": None, "delay": 0.0, "taken": 0}
 
 
 class _Connections(threading.local):
@@ -148,6 +155,9 @@ class Crawler:
         self._local = _Connections()
         self._lock = threading.Lock()
         self._dsn = engine_dsn(engine)
+        #: which buckets share a shard (read as the crawl starts; one group on one server)
+        self.shards = ShardMap.single()
+        self._turn = 0  # the shard a claim not led by the frontier's top tries first
         self._claims = 0  # numbers claims in the order they were made (Claim.seq)
         #: focused crawls that wait for the classifier listen for its scores
         self._scored: Listener | None = None
@@ -185,8 +195,10 @@ class Crawler:
             close_quietly(self._local.connection)
             self._local.connection = None
 
-        claims = name.startswith("claim_batch") or (
-            name == "acquire_site" and params["release_sid"] is None
+        claims = (
+            name.startswith("claim_batch")
+            or name == "frontier_top"
+            or (name == "acquire_site" and params["release_sid"] is None)
         )
         stop = self.stop_event if claims else None
         rows = retry_until_done(run, name, stop=stop, on_lost=lost)
@@ -198,6 +210,7 @@ class Crawler:
         """Crawl until stopped, out of work, or at ``max_pages``; return what was done."""
         self.stats.started = time.monotonic()
         self._read_scope()
+        self._read_shards()
         estimate = self.config.frontier_estimate
         if estimate is not None:  # every crawler and classifier of the crawl obeys it
             self._sql("set_crawl_setting", {"name": "estimate", "value": estimate})
@@ -217,7 +230,7 @@ class Crawler:
                 worker.join()
             leftover += self.scheduler.drain()  # put back by workers while they stopped
             if leftover:
-                self._sql("release_claims", {"oids": [c.oid for c in leftover]})
+                self._release_claims([c.oid for c in leftover])
             self.store.close()
             self.fetcher.close()
             if self.warc is not None:
@@ -253,6 +266,22 @@ class Crawler:
         scope = retry_until_done(read, "scope", stop=self.stop_event)
         if scope is not None:
             self.scope = scope
+
+    def _read_shards(self) -> None:
+        """Which buckets share a shard: on a Citus cluster a claim locks rows of one."""
+
+        def read() -> ShardMap:
+            with self.engine.connect() as connection:
+                return shard_map(connection)
+
+        shards = retry_until_done(read, "shards", stop=self.stop_event)
+        if shards is not None:
+            self.shards = self.store.shards = shards
+
+    def _release_claims(self, oids: list[int]) -> None:
+        """URLs claimed and not to be fetched: back to the frontier, shard by shard."""
+        for buckets, group in self.shards.split(oids):
+            self._sql("release_claims", {"oids": group, "buckets": buckets})
 
     def _bounded(self, outcome: Outcome) -> Outcome:
         """The outcome without the out-links the crawl must not follow: those outside
@@ -426,7 +455,7 @@ class Crawler:
             else:
                 self.scheduler.add(claim)
         if give_back:
-            self._sql("release_claims", {"oids": give_back})
+            self._release_claims(give_back)
         return len(rows) - len(give_back)
 
     def _site_cap(self) -> int:
@@ -444,18 +473,53 @@ class Crawler:
         revisits = 0 if age is None else int(batch * self.config.revisit_share)
         full = self.scheduler.sites_with_at_least(self._site_cap())
         self._skipped_sites = len(full)
+        params = {"batch": batch - revisits, "lease_seconds": lease, "full_sites": full}
         with self.metrics.claim_seconds.time():
-            rows = self._sql(
-                self.config.mode.claim_statement,
-                {"batch": batch - revisits, "lease_seconds": lease, "full_sites": full},
-                fetch=True,
-            )
+            rows = self._claim_frontier(params)
         self.metrics.claimed.inc(len(rows))
         if age is not None and (revisits or not rows):
             wanted = revisits if rows else batch
             params = {"batch": wanted, "lease_seconds": lease, "min_age_seconds": age}
-            rows += [(*row, True) for row in self._sql("claim_revisits", params, fetch=True)]
+            rows += [(*row, True) for row in self._in_turn("claim_revisits", params)]
         return rows
+
+    def _claim_frontier(self, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """Claim the frontier's next URLs. On one server one statement claims them. On a
+        Citus cluster, where a claim locks rows of one shard, the frontier's top is read
+        with no lock, and each shard among it is asked for as many URLs as it holds
+        there, in the same order (docs/scale-out.md: the "merge" claim); a crawl that
+        has no untried URL left takes the shards in turn."""
+        statement = self.config.mode.claim_statement
+        groups = self.shards.groups
+        if len(groups) == 1:
+            return self._sql(statement, {**params, "buckets": list(groups[0])}, fetch=True)
+        if statement != "claim_batch":
+            return self._in_turn(statement, params)
+        top = [oid for (oid,) in self._sql("frontier_top", params, fetch=True)]
+        if not top:
+            return self._in_turn(statement, params)
+        rows: list[tuple[Any, ...]] = []
+        wanted: dict[int, int] = {}
+        for oid in top:
+            group = self.shards.group_of[oid_bucket(oid)]
+            wanted[group] = wanted.get(group, 0) + 1
+        for group, count in sorted(wanted.items()):
+            asked = {**params, "batch": count, "buckets": list(groups[group])}
+            rows += self._sql(statement, asked, fetch=True)
+        rank = {oid: n for n, oid in enumerate(top)}
+        rows.sort(key=lambda row: rank.get(row[0], len(rank)))
+        return rows
+
+    def _in_turn(self, statement: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """A claim from the shards in turn, the next one when a shard has nothing."""
+        groups = self.shards.groups
+        for n in range(len(groups)):
+            buckets = list(groups[(self._turn + n) % len(groups)])
+            rows = self._sql(statement, {**params, "buckets": buckets}, fetch=True)
+            if rows:
+                self._turn = (self._turn + n + 1) % len(groups)
+                return rows
+        return []
 
     def _report(self, final: bool = False) -> None:
         if self.config.quiet:
@@ -499,7 +563,10 @@ class Crawler:
 
     def _release(self, held: _Release) -> None:
         """Release a host on its own (release_site)."""
-        self._sql("release_site", {"sid": held.claim.sid, **held.params()})
+        self._sql(
+            "release_site",
+            {"sid": held.claim.sid, "bucket": oid_bucket(held.claim.oid), **held.params()},
+        )
         self._released(held)
 
     def _released(self, held: _Release) -> None:
@@ -512,8 +579,10 @@ class Crawler:
     def _acquire(self, claim: Claim, previous: _Release | None) -> list[tuple[Any, ...]]:
         """acquire_site for ``claim``'s host, releasing ``previous`` in the same statement
         (which, since it releases a host, runs even when the crawler is stopping)."""
-        params = {"sid": claim.sid, "lease_seconds": 120.0}
-        release = previous.params() if previous else _NO_RELEASE
+        bucket = oid_bucket(claim.oid)
+        params = {"sid": claim.sid, "bucket": bucket, "lease_seconds": 120.0}
+        # releasing none still names a bucket: Citus routes each part by its bucket
+        release = previous.params() if previous else {**_NO_RELEASE, "release_bucket": bucket}
         rows = self._sql("acquire_site", {**params, **release}, fetch=True)
         if previous is not None:
             self._released(previous)
@@ -609,6 +678,7 @@ class Crawler:
         crawl_delay = self.robots.crawl_delay(claim.sid, text)
         params = {
             "sid": claim.sid,
+            "bucket": oid_bucket(claim.oid),
             "status": result.status,
             "robots_txt": text,
             "crawl_delay": crawl_delay,

@@ -23,6 +23,7 @@ from focuscrawl.database import close_quietly, engine_dsn, retry_until_done
 from focuscrawl.linkmodel import LinkParts
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
+from focuscrawl.shards import ShardMap
 from focuscrawl.urls import split_url, url_ids
 
 __all__ = ["Claim", "Outcome", "Store", "copy_rows"]
@@ -142,6 +143,9 @@ class Store:
         self._taken = 0
         self._taken_lock = threading.Lock()
         self.estimates = CheckInEstimates()
+        #: which buckets share a shard: the crawler sets it from the database it crawls
+        #: into (one group on one server), and pages are locked shard by shard
+        self.shards = ShardMap.single()
 
     def start(self) -> None:
         self._thread.start()
@@ -232,7 +236,8 @@ class Store:
                 lines = _link_lines(outcomes, self.estimates)
                 cursor.copy_expert("COPY stage_link FROM STDIN", lines)
             # the order sql/store.sql gives, and why
-            cursor.execute(queries["lock_pages"])
+            for buckets, oids in self.shards.split(outcome.claim.oid for outcome in outcomes):
+                cursor.execute(queries["lock_pages"], {"oids": oids, "buckets": buckets})
             if with_links:
                 cursor.execute(queries["store_link_sites"])
                 model_id = self.estimates.model_id

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 from focuscrawl.database import execute, retry_rolled_back
 from focuscrawl.errors import FocuscrawlError
 from focuscrawl.queries import queries
+from focuscrawl.shards import shard_map
 
 __all__ = [
     "DEFAULT_ITERATIONS",
@@ -89,6 +90,12 @@ def boost(engine: Engine, hubs: int = 25, run: int | None = None) -> list[str]:
 
     def raise_neighbours() -> list[Any]:
         with engine.begin() as connection:
-            return list(execute(connection, queries["boost"], {"run": run, "hubs": hubs}))
+            best = {"run": run, "hubs": hubs}
+            targets = [r.oid for r in execute(connection, queries["boost_targets"], best)]
+            raised: list[Any] = []
+            for buckets, oids in shard_map(connection).split(targets):
+                params = {"oids": oids, "buckets": buckets}
+                raised += execute(connection, queries["boost"], params).all()
+            return raised
 
     return [r.url for r in retry_rolled_back(raise_neighbours)]

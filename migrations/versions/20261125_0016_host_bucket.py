@@ -105,7 +105,9 @@ def upgrade() -> None:
     )
     for table in BY_OID:
         op.execute(f"ALTER TABLE {table} ADD CONSTRAINT {table}_pkey PRIMARY KEY (oid, bucket)")
-    op.execute("ALTER TABLE hits_score ADD CONSTRAINT hits_score_pkey PRIMARY KEY (run_id, oid, bucket)")
+    op.execute(
+        "ALTER TABLE hits_score ADD CONSTRAINT hits_score_pkey PRIMARY KEY (run_id, oid, bucket)"
+    )
     op.execute(
         f"""
         ALTER TABLE link ADD COLUMN bucket smallint;
@@ -151,9 +153,11 @@ def downgrade() -> None:
     op.execute(
         """
         ALTER TABLE link DROP COLUMN bucket;
-        UPDATE link AS l SET oid_src = coalesce(
-            (SELECT r.old FROM oid_remap AS r WHERE r.new = l.oid_src), l.oid_src),
-            oid_dst = coalesce((SELECT r.old FROM oid_remap AS r WHERE r.new = l.oid_dst), l.oid_dst);
+        UPDATE link AS l
+        SET oid_src = coalesce(
+                (SELECT r.old FROM oid_remap AS r WHERE r.new = l.oid_src), l.oid_src),
+            oid_dst = coalesce(
+                (SELECT r.old FROM oid_remap AS r WHERE r.new = l.oid_dst), l.oid_dst);
         """
     )
     for table in (*BY_OID, "hits_score", "page_label"):

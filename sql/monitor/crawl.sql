@@ -33,16 +33,13 @@ SELECT count(*) AS pages,
 FROM ordered;
 
 -- census --
--- Fetched pages by best leaf category, with names and how relevant they are.
-WITH RECURSIVE path AS (
-    SELECT kcid, pcid, kcname::text AS name FROM taxonomy WHERE kcid = 0
-    UNION ALL
-    SELECT t.kcid, t.pcid, path.name || '.' || t.kcname
-    FROM taxonomy AS t JOIN path ON t.pcid = path.kcid WHERE t.kcid <> 0
-)
+-- Fetched pages by best leaf category, with names (taxonomy_paths(), migration 0017)
+-- and how relevant they are.
 SELECT coalesce(path.name, '(unscored)') AS category, count(*) AS pages,
        round(avg(exp(greatest(d.relevance, -700)))::numeric, 3) AS mean_relevance
-FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket LEFT JOIN path ON path.kcid = f.cid
+FROM doc AS d
+JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
+LEFT JOIN taxonomy_paths() AS path ON path.kcid = f.cid
 WHERE d.state = 2
 GROUP BY 1 ORDER BY pages DESC, category;
 
@@ -82,15 +79,22 @@ GROUP BY http_status, error ORDER BY docs DESC, error;
 -- neglected --
 -- The paper's neglected neighbours of the best pages: unvisited URLs linked from the
 -- 25 most relevant fetched pages, with how many of those point at them.
+-- (Their links are counted first, as an intermediate result: on a Citus cluster a
+-- link's target lies in another shard.)
 WITH best AS (
-    SELECT oid FROM doc WHERE state = 2 ORDER BY relevance DESC, oid LIMIT 25
+    SELECT oid, bucket FROM doc WHERE state = 2 ORDER BY relevance DESC, bytehash, oid LIMIT 25
+), targets AS MATERIALIZED (
+    SELECT l.oid_dst, count(*) AS linked
+    FROM link AS l JOIN best ON l.oid_src = best.oid AND l.bucket = best.bucket
+    GROUP BY l.oid_dst
 )
-SELECT doc_url(d.https, s.host, d.path) AS url, count(*) AS linked_from_best,
+SELECT doc_url(d.https, s.host, d.path) AS url, t.linked AS linked_from_best,
        exp(greatest(d.relevance, -700)) AS estimate
-FROM best JOIN link AS l ON l.oid_src = best.oid JOIN doc AS d ON d.oid = l.oid_dst AND d.bucket = oid_bucket(l.oid_dst)
+FROM targets AS t
+JOIN doc AS d ON d.oid = t.oid_dst AND d.bucket = oid_bucket(t.oid_dst)
 JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
 WHERE d.state IN (0, 4)
-GROUP BY 1, d.relevance ORDER BY linked_from_best DESC, url LIMIT 50;
+ORDER BY linked_from_best DESC, url LIMIT 50;
 
 -- dashboard --
 -- The live view's numbers in one row: totals, the classifier's backlog, the sum of R
@@ -98,9 +102,12 @@ GROUP BY 1, d.relevance ORDER BY linked_from_best DESC, url LIMIT 50;
 -- moving averages of R over the last 100 and 1,000 scored fetches.
 WITH recent AS (
     SELECT exp(greatest(relevance, -700)) AS r, row_number() OVER (ORDER BY fetch_seq DESC) AS back
-    FROM (SELECT d.relevance, f.fetch_seq FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
+    FROM (SELECT d.relevance, f.fetch_seq
+          FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
           WHERE d.state = 2 AND f.model_id IS NOT NULL AND f.cid IS NOT NULL
           ORDER BY f.fetch_seq DESC LIMIT 1000) AS last
+), averages AS (
+    SELECT avg(r) FILTER (WHERE back <= 100) AS avg_100, avg(r) AS avg_1000 FROM recent
 ), tried AS (
     -- what the tries found: only the URLs tried have a doc_fetch row
     SELECT count(*) FILTER (WHERE d.state = 2 AND f.model_id IS NULL) AS unscored,
@@ -109,16 +116,17 @@ WITH recent AS (
                     FILTER (WHERE d.state = 2 AND f.model_id IS NOT NULL
                                   AND f.cid IS NOT NULL), 0) AS relevance_sum
     FROM doc_fetch AS f JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
+), totals AS (
+    SELECT count(*) FILTER (WHERE state = 2) AS fetched,
+           count(*) FILTER (WHERE state = 3) AS failed,
+           count(*) FILTER (WHERE state IN (0, 1, 4)) AS frontier
+    FROM doc
 )
-SELECT count(*) FILTER (WHERE state = 2) AS fetched,
-       count(*) FILTER (WHERE state = 3) AS failed,
-       count(*) FILTER (WHERE state IN (0, 1, 4)) AS frontier,
-       (SELECT unscored FROM tried) AS unscored,
-       (SELECT errors FROM tried) AS errors,
-       (SELECT relevance_sum FROM tried) AS relevance_sum,
-       (SELECT avg(r) FROM recent WHERE back <= 100) AS avg_100,
-       (SELECT avg(r) FROM recent) AS avg_1000
-FROM doc;
+-- (one row of the parts, each counted on its own: Citus runs no subquery in the
+-- select list of a query over a distributed table)
+SELECT totals.fetched, totals.failed, totals.frontier, tried.unscored, tried.errors,
+       tried.relevance_sum, averages.avg_100, averages.avg_1000
+FROM totals, tried, averages;
 
 -- next_urls --
 -- The next 25 untried frontier URLs in the focused claim order (relevance desc, priority,

@@ -254,7 +254,8 @@ def test_a_page_scored_while_a_claim_waits_is_not_claimed_again(engine: sa.Engin
 
     def claim_batch() -> None:
         with engine.begin() as connection:
-            claimed.extend(connection.exec_driver_sql(waiting, {"batch": 8}).all())
+            params = {"batch": 8, "buckets": list(range(256))}
+            claimed.extend(connection.exec_driver_sql(waiting, params).all())
 
     other = threading.Thread(target=claim_batch)
     other.start()

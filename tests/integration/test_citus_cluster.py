@@ -7,7 +7,6 @@ must avoid) are what Citus 12.1 accepts or refuses. Skipped with a one-line reas
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,20 +14,14 @@ from typing import Any
 import psycopg2
 import pytest
 
-from focuscrawl.cluster import CITUS_BUILD, LocalCluster, citus_bin_dir
+from focuscrawl.cluster import BASE_PORT
+from tests.integration.citus_nodes import local_cluster
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if not CITUS_BUILD.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but no {CITUS_BUILD} to build Citus with")
-        pytest.skip(f"no {CITUS_BUILD}: the Citus tests need it")
-    local = LocalCluster(Path(tmp_path_factory.mktemp("cluster")), citus_bin_dir())
-    try:
-        yield local.up()
-    finally:
-        local.down()
+    with local_cluster(Path(tmp_path_factory.mktemp("cluster")), BASE_PORT) as url:
+        yield url
 
 
 def test_a_claim_runs_inside_a_bucket_and_not_across_the_frontier(cluster: str) -> None:

@@ -11,20 +11,24 @@ from focuscrawl.database import execute
 from focuscrawl.queries import queries
 
 FRONTIER_ROWS = 20_000
+#: on one server a claim names every bucket (focuscrawl.shards)
+ALL_BUCKETS = list(range(256))
 
 
 def _fill_frontier(engine: sa.Engine, rows: int) -> None:
     with engine.begin() as connection:
         connection.exec_driver_sql(
-            "INSERT INTO site (host, bucket) SELECT h, host_bucket(h) FROM generate_series(1, 100) g, "
+            "INSERT INTO site (host, bucket) SELECT h, host_bucket(h) "
+            "FROM generate_series(1, 100) g, "
             "LATERAL (SELECT 'h' || g || '.example') AS t(h)"
         )
         connection.exec_driver_sql(
             """
             INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, priority,
                              num_tries, state)
-            SELECT url_oid(u), oid_bucket(url_oid(u)), false, p, 1 + g %% 100, url_bytehash(u), -(g %% 97) / 10.0,
-                   g %% 13, (g %% 50 = 0)::int, CASE WHEN g %% 10 = 0 THEN 2 ELSE 0 END
+            SELECT url_oid(u), oid_bucket(url_oid(u)), false, p, 1 + g %% 100, url_bytehash(u),
+                   -(g %% 97) / 10.0, g %% 13, (g %% 50 = 0)::int,
+                   CASE WHEN g %% 10 = 0 THEN 2 ELSE 0 END
             FROM generate_series(1, %(rows)s) g,
                  LATERAL (SELECT '/p' || g) AS t(p),
                  LATERAL (SELECT doc_url(false, 'h' || (1 + g %% 100) || '.example', p)) AS v(u)
@@ -57,12 +61,12 @@ def test_claim_batch_plan_reads_the_frontier_indexes_and_never_sorts_the_table(
         nodes = _explain(
             connection,
             queries["claim_batch"],
-            {"batch": 64, "lease_seconds": 300, "full_sites": []},
+            {"batch": 64, "lease_seconds": 300, "full_sites": [], "buckets": ALL_BUCKETS},
         )
     types = [n["Node Type"] for n in nodes]
     assert "Incremental Sort" not in types, types
     # the one sort puts the claimed rows in claim order: it reads the rows the UPDATE
-    # returned and the claimed oids, and their sites by key, never a table
+    # returned and the claimed oids, never a table
     for sort in (n for n in nodes if n["Node Type"] == "Sort"):
         (outer,) = [c for c in sort["Plans"] if c.get("Parent Relationship") == "Outer"]
         scans = {
@@ -70,11 +74,12 @@ def test_claim_batch_plan_reads_the_frontier_indexes_and_never_sorts_the_table(
             for n in _nodes(outer)
             if "Scan" in n["Node Type"]
         }
-        assert scans == {
-            ("CTE Scan", "claimed"),
-            ("CTE Scan", "batch"),
-            ("Index Scan", "site_pkey"),
-        }, scans
+        assert scans == {("CTE Scan", "claimed"), ("CTE Scan", "batch")}, scans
+    # ... and the UPDATE looks the claimed URLs' sites up by key
+    site_scans = {
+        (n["Node Type"], n.get("Index Name")) for n in nodes if n.get("Relation Name") == "site"
+    }
+    assert site_scans == {("Index Scan", "site_pkey")}, site_scans
     doc_scans = {
         (n["Node Type"], n.get("Index Name"))
         for n in nodes
@@ -92,7 +97,7 @@ def test_sites_at_their_bound_are_skipped_and_the_plan_still_reads_the_index(
     crawler already holds enough of, in the same order, off the same indexes."""
     _fill_frontier(engine, FRONTIER_ROWS)
     full = list(range(1, 51))  # half the sites
-    params = {"batch": 64, "lease_seconds": 60, "full_sites": full}
+    params = {"batch": 64, "lease_seconds": 60, "full_sites": full, "buckets": ALL_BUCKETS}
     with engine.begin() as connection:
         nodes = _explain(connection, queries["claim_batch"], params)
         claimed = execute(connection, queries["claim_batch"], params).all()
@@ -117,7 +122,9 @@ def test_claim_batch_returns_urls_in_checkout_order_and_leases_them(engine: sa.E
     _fill_frontier(engine, 2_000)
     with engine.begin() as connection:
         claimed = execute(
-            connection, queries["claim_batch"], {"batch": 50, "lease_seconds": 60, "full_sites": []}
+            connection,
+            queries["claim_batch"],
+            {"batch": 50, "lease_seconds": 60, "full_sites": [], "buckets": ALL_BUCKETS},
         ).all()
         leased = connection.exec_driver_sql(
             "SELECT oid, num_tries, relevance FROM doc WHERE state = 1 "
@@ -157,13 +164,19 @@ def test_urls_waiting_for_another_try_come_after_every_untried_url(engine: sa.En
         )
     with engine.begin() as connection:
         first = execute(
-            connection, queries["claim_batch"], {"batch": 2, "lease_seconds": 60, "full_sites": []}
+            connection,
+            queries["claim_batch"],
+            {"batch": 2, "lease_seconds": 60, "full_sites": [], "buckets": ALL_BUCKETS},
         )
         second = execute(
-            connection, queries["claim_batch"], {"batch": 4, "lease_seconds": 60, "full_sites": []}
+            connection,
+            queries["claim_batch"],
+            {"batch": 4, "lease_seconds": 60, "full_sites": [], "buckets": ALL_BUCKETS},
         )
         rest = execute(
-            connection, queries["claim_batch"], {"batch": 9, "lease_seconds": 60, "full_sites": []}
+            connection,
+            queries["claim_batch"],
+            {"batch": 9, "lease_seconds": 60, "full_sites": [], "buckets": ALL_BUCKETS},
         )
         paths = [[r.url.removeprefix("http://a.example") for r in c] for c in (first, second, rest)]
     assert paths == [["/b", "/c"], ["/a", "/g", "/e", "/f"], ["/d"]]
@@ -173,10 +186,14 @@ def test_two_concurrent_claims_never_take_the_same_url(engine: sa.Engine) -> Non
     _fill_frontier(engine, 1_000)
     with engine.connect() as first, engine.connect() as second:
         a = execute(
-            first, queries["claim_batch"], {"batch": 64, "lease_seconds": 60, "full_sites": []}
+            first,
+            queries["claim_batch"],
+            {"batch": 64, "lease_seconds": 60, "full_sites": [], "buckets": ALL_BUCKETS},
         ).all()
         b = execute(
-            second, queries["claim_batch"], {"batch": 64, "lease_seconds": 60, "full_sites": []}
+            second,
+            queries["claim_batch"],
+            {"batch": 64, "lease_seconds": 60, "full_sites": [], "buckets": ALL_BUCKETS},
         ).all()  # a still uncommitted
         first.commit()
         second.commit()
@@ -206,23 +223,14 @@ def _link_parents(engine: sa.Engine, per_page: int) -> list[int]:
         )
 
 
-def test_pass_relevance_reads_links_off_link_src(engine: sa.Engine) -> None:
+def test_scored_out_links_are_read_off_link_src(engine: sa.Engine) -> None:
     """A classifier batch reads its pages' out-links off link_src: a scan of link would
     cost the whole table for every batch (one variant of the statement hashed all of it)."""
     _fill_frontier(engine, FRONTIER_ROWS)
     parents = _link_parents(engine, 10)[:256]
-    params = {
-        "model_id": 1,
-        "oids": parents,
-        "relevances": [-1.0] * len(parents),
-        "cids": [None] * len(parents),
-        "good_leaves": [1],
-    }
     with engine.connect() as connection:
-        nodes = _explain(connection, queries["pass_relevance"], params)
+        nodes = _explain(connection, queries["scored_out_links"], {"oids": parents})
     scans = [(n["Node Type"], n.get("Relation Name"), n.get("Index Name")) for n in nodes]
-    # (doc it may scan at this size: hashing 20,000 rows beats 2,560 lookups; on the
-    # 78,000 rows of a 30,000-page crawl the plan reads doc by key too)
     assert not any(t == "Seq Scan" and r == "link" for t, r, _ in scans), scans
     assert any(i == "link_src" for _, _, i in scans), scans
 
@@ -235,7 +243,8 @@ def test_claim_revisits_reads_fetched_pages_in_relevance_order_off_doc_revisit(
     (an incremental sort orders pages of equal relevance by age)."""
     with engine.begin() as connection:
         connection.exec_driver_sql(
-            "INSERT INTO site (host, bucket) SELECT h, host_bucket(h) FROM generate_series(1, 100) g, "
+            "INSERT INTO site (host, bucket) SELECT h, host_bucket(h) "
+            "FROM generate_series(1, 100) g, "
             "LATERAL (SELECT 'h' || g || '.example') AS t(h)"
         )
         connection.exec_driver_sql(
@@ -249,12 +258,13 @@ def test_claim_revisits_reads_fetched_pages_in_relevance_order_off_doc_revisit(
         )
         connection.exec_driver_sql(
             "INSERT INTO doc_fetch (oid, bucket, fetch_seq, fetched_at, http_status, etag) "
-            "SELECT oid, bucket, n, now() - n * interval '1 second', 200, '\"e' || (n %% 7) || '\"' "
+            "SELECT oid, bucket, n, now() - n * interval '1 second', 200, "
+            "'\"e' || (n %% 7) || '\"' "
             "FROM (SELECT oid, bucket, row_number() OVER (ORDER BY oid) AS n FROM doc) AS numbered"
         )
         connection.exec_driver_sql("ANALYZE doc")
         connection.exec_driver_sql("ANALYZE doc_fetch")
-    params = {"batch": 64, "lease_seconds": 60, "min_age_seconds": 60}
+    params = {"batch": 64, "lease_seconds": 60, "min_age_seconds": 60, "buckets": ALL_BUCKETS}
     with engine.connect() as connection:
         nodes = _explain(connection, queries["claim_revisits"], params)
     (batch,) = [n for n in nodes if n.get("Subplan Name") == "CTE batch"]

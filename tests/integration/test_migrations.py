@@ -419,7 +419,8 @@ def test_rows_of_doc_children_must_name_a_doc_and_go_with_it(empty_db_url: str) 
         "doc_text": "INSERT INTO doc_text (oid, bucket, text) SELECT oid, bucket, 'words' FROM doc",
         "doc_class": "INSERT INTO doc_class (oid, bucket, model_id, logp) "
         "SELECT oid, bucket, 1, '{-1}' FROM doc",
-        "doc_fetch": "INSERT INTO doc_fetch (oid, bucket, fetch_seq) SELECT oid, bucket, 1 FROM doc",
+        "doc_fetch": "INSERT INTO doc_fetch (oid, bucket, fetch_seq) "
+        "SELECT oid, bucket, 1 FROM doc",
     }
 
     def refused(statement: str, message: str) -> None:

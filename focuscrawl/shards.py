@@ -1,0 +1,90 @@
+"""Which buckets share a shard: the unit a statement that locks rows may name.
+
+Every per-page row has a ``bucket``, the top byte of its ``oid`` (migration 0016). On a
+Citus cluster (``focuscrawl db distribute``) the tables are split into shards by bucket,
+and Citus runs ``SELECT ... FOR UPDATE`` only when the statement's buckets all lie in one
+shard. So a statement that locks frontier rows names buckets (``%(buckets)s``), and its
+caller runs it once per group of buckets that share a shard, with that group's rows.
+
+On one PostgreSQL there are no shards: every bucket is in one group, and each such
+statement runs once, as it always did. A process reads the layout once
+(:func:`shard_map`); a cluster's shards do not move while it crawls (moving them, with
+Citus's rebalancer, keeps the buckets of a shard together: a group may then span two
+nodes' shards for a while, and a statement refused by Citus is retried after the map is
+read again).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy.engine import Connection
+
+from focuscrawl.database import execute
+from focuscrawl.queries import queries
+from focuscrawl.urls import oid_bucket
+
+__all__ = ["BUCKETS", "ShardMap", "shard_map"]
+
+#: every bucket: the first byte of an MD5
+BUCKETS = tuple(range(256))
+
+
+@dataclass(frozen=True)
+class ShardMap:
+    """The groups of buckets that share a shard; one group of all on one server."""
+
+    #: bucket -> the index of its group
+    group_of: tuple[int, ...]
+    groups: tuple[tuple[int, ...], ...]
+
+    @property
+    def distributed(self) -> bool:
+        return len(self.groups) > 1
+
+    @classmethod
+    def single(cls) -> ShardMap:
+        return cls((0,) * len(BUCKETS), (BUCKETS,))
+
+    @classmethod
+    def of(cls, shard_of_bucket: Sequence[int]) -> ShardMap:
+        """From each bucket's shard id (bucket 0 first)."""
+        ids = sorted(set(shard_of_bucket))
+        index = {shard: n for n, shard in enumerate(ids)}
+        group_of = tuple(index[s] for s in shard_of_bucket)
+        groups = tuple(tuple(b for b in BUCKETS if group_of[b] == n) for n in range(len(ids)))
+        return cls(group_of, groups)
+
+    def split(self, oids: Iterable[int]) -> list[tuple[list[int], list[int]]]:
+        """``oids`` by shard: (the shard's buckets among them, their oids), in order."""
+        by_group: dict[int, list[int]] = defaultdict(list)
+        for oid in oids:
+            by_group[self.group_of[oid_bucket(oid)]].append(oid)
+        return [
+            (sorted({oid_bucket(o) for o in members}), members)
+            for _, members in sorted(by_group.items())
+        ]
+
+    def split_rows(self, oids: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+        """As :meth:`split`, but positions into ``oids`` rather than the oids: for
+        statements that take several arrays side by side."""
+        by_group: dict[int, list[int]] = defaultdict(list)
+        for position, oid in enumerate(oids):
+            by_group[self.group_of[oid_bucket(oid)]].append(position)
+        return [
+            (sorted({oid_bucket(oids[p]) for p in members}), members)
+            for _, members in sorted(by_group.items())
+        ]
+
+
+def shard_map(connection: Connection) -> ShardMap:
+    """The layout of the database ``connection`` is on: Citus's shards of ``doc`` when it
+    is distributed, one group otherwise."""
+    if not execute(connection, queries["citus_installed"]).scalar():
+        return ShardMap.single()
+    if not execute(connection, queries["citus_doc_distributed"]).scalar():
+        return ShardMap.single()
+    rows = execute(connection, queries["bucket_shards"]).all()
+    return ShardMap.of([int(row.shard) for row in sorted(rows, key=lambda row: row.bucket)])

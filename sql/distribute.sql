@@ -1,0 +1,54 @@
+-- The crawl on a Citus cluster (focuscrawl db distribute; docs/scale-out.md): the
+-- per-page tables distributed by bucket and colocated, the rest copied to every node.
+
+-- citus_installed --
+SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') AS installed;
+
+-- citus_doc_distributed --
+-- Whether doc is distributed by hash (run only where citus_installed is true).
+SELECT EXISTS (
+    SELECT FROM pg_dist_partition WHERE logicalrelid = 'doc'::regclass AND partmethod = 'h'
+) AS distributed;
+
+-- citus_tables --
+-- What Citus holds already: each table's kind ('h' hash-distributed, 'n' reference or
+-- local to the coordinator) and whether it is a reference table.
+SELECT logicalrelid::regclass::text AS name, partmethod AS method, repmodel = 't' AS reference
+FROM pg_dist_partition;
+
+-- statement_triggers --
+-- The triggers of the tables to distribute: migration 0009's and 0012's checks and
+-- cascades, run once per statement, which Citus does not run on distributed tables.
+SELECT t.tgname AS name, t.tgrelid::regclass::text AS table_name
+FROM pg_trigger AS t
+WHERE NOT t.tgisinternal AND t.tgrelid::regclass::text = ANY(%(tables)s::text[])
+ORDER BY 2, 1;
+
+-- distribute_function --
+-- A function the statements call, created on every worker (a routed statement calls it
+-- there).
+SELECT create_distributed_function(%(signature)s);
+
+-- distributed_function --
+SELECT EXISTS (
+    SELECT FROM pg_dist_object WHERE objid = %(signature)s::regprocedure
+) AS distributed;
+
+-- create_reference_table --
+SELECT create_reference_table(%(table)s);
+
+-- create_first_distributed_table --
+-- site, the table the others are colocated with, in %(shards)s shards.
+SELECT create_distributed_table('site', 'bucket', shard_count => %(shards)s);
+
+-- create_colocated_table --
+SELECT create_distributed_table(%(table)s, 'bucket', colocate_with => 'site');
+
+-- bucket_shards --
+-- Each bucket's shard of doc (and of every colocated table): focuscrawl.shards groups
+-- the buckets of one shard, the most a statement with FOR UPDATE may name.
+SELECT b AS bucket, get_shard_id_for_distribution_column('doc', b::smallint) AS shard
+FROM generate_series(0, 255) AS b;
+
+-- shard_count --
+SELECT count(*) AS shards FROM pg_dist_shard WHERE logicalrelid = 'doc'::regclass;

@@ -1,0 +1,144 @@
+"""The crawl on a real Citus cluster (issue 26): ``db distribute`` lays the schema out
+on a coordinator and two workers, then the crawler (two processes at once, soft
+focus), the classifier beside them, the distiller, the monitoring queries and the
+report run there as a user runs them, from the command line, against the hand-made
+topic web. Skipped with a one-line reason without ../shared/tools/citus-build; under
+CI=true it must run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg2
+import pytest
+
+from focuscrawl.webbox.process import start_server_process
+from tests.classifier.topics import page_url, write_corpus, write_tree_dir
+from tests.integration.citus_nodes import local_cluster
+
+#: apart from test_citus_cluster's nodes
+BASE_PORT = 9710
+SHARDS = 8
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with local_cluster(Path(tmp_path_factory.mktemp("citus_crawl")), BASE_PORT) as url:
+        yield url
+
+
+def _environment(url: str, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
+    env.update({"FOCUSCRAWL_DATABASE_URL": url, "FOCUSCRAWL_HOME": str(home)})
+    return env
+
+
+def _focuscrawl(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "focuscrawl", *args],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, f"focuscrawl {' '.join(args)}: {done.stderr[-2000:]}"
+    return done.stdout
+
+
+def _rows(url: str, statement: str) -> list[tuple[object, ...]]:
+    connection = psycopg2.connect(url)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(statement)
+            return cursor.fetchall()
+    finally:
+        connection.close()
+
+
+def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
+    cluster: str, tmp_path: Path
+) -> None:
+    env = _environment(cluster, tmp_path / "home")
+    _focuscrawl(env, "db", "upgrade")
+    laid_out = _focuscrawl(env, "db", "distribute", "--shards", str(SHARDS))
+    assert "distributed by bucket: site, doc, doc_fetch, doc_text, doc_class" in laid_out
+    assert f"{SHARDS} shards of doc" in laid_out
+    again = _focuscrawl(env, "db", "distribute")  # idempotent: nothing left to do
+    assert "distributed by bucket" not in again and f"{SHARDS} shards of doc" in again
+    kinds = dict(
+        _rows(cluster, "SELECT logicalrelid::regclass::text, partmethod FROM pg_dist_partition")
+    )
+    assert {kinds[t] for t in ("site", "doc", "doc_fetch", "link", "hits_score")} == {"h"}
+    assert kinds["taxonomy"] == kinds["model"] == "n"
+
+    _focuscrawl(env, "taxonomy", "import", str(write_tree_dir(tmp_path / "tree")))
+    _focuscrawl(env, "taxonomy", "mark-good", "topics.sports")
+    _focuscrawl(env, "classify", "train")
+    seeds = [page_url("topics.sports.cycling", 1), page_url("topics.sports.football", 1)]
+    _focuscrawl(env, "seed", "add", *seeds)
+    web, proxy = start_server_process(tmp_path, str(write_corpus(tmp_path / "web")), "--no-faults")
+    classifier = subprocess.Popen(
+        [sys.executable, "-m", "focuscrawl", "classify", "run", "--quiet"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        crawl = [sys.executable, "-m", "focuscrawl", "crawl", "run", "--mode", "soft"]
+        crawl += ["--proxy", proxy, "--host-delay", "0", "--max-pages", "30", "--quiet"]
+        crawlers = [
+            subprocess.Popen(
+                [*crawl, "--idle-exit", "3"],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        for crawler in crawlers:
+            _, errors = crawler.communicate(timeout=300)
+            assert crawler.returncode == 0, errors[-2000:]
+    finally:
+        classifier.send_signal(signal.SIGINT)
+        _, classifier_errors = classifier.communicate(timeout=60)
+        web.send_signal(signal.SIGINT)
+        web.communicate(timeout=10)
+    assert classifier.returncode == 0, classifier_errors[-2000:]
+    _focuscrawl(env, "classify", "run", "--once", "--quiet")
+
+    ((fetched, leased, unscored, relevant, shards),) = _rows(
+        cluster,
+        """
+        SELECT count(*) FILTER (WHERE d.state = 2), count(*) FILTER (WHERE d.state = 1),
+               count(*) FILTER (WHERE d.state = 2 AND f.model_id IS NULL),
+               count(*) FILTER (WHERE d.state = 2 AND s.host LIKE 'sports.%%'),
+               count(DISTINCT get_shard_id_for_distribution_column('doc', d.bucket))
+                   FILTER (WHERE d.state = 2)
+        FROM doc AS d
+        JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
+        LEFT JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
+        """,
+    )
+    assert 30 <= fetched <= 60  # two crawlers of 30 pages, no URL claimed twice
+    assert leased == 0 and unscored == 0  # every claim stored, every page scored
+    assert relevant >= fetched / 2  # focused: most pages are of the good topic
+    assert shards > 1  # the crawl's pages live in several shards
+    ((mismatched,),) = _rows(
+        cluster,
+        "SELECT count(*) FROM doc AS d JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket "
+        "WHERE d.bucket <> oid_bucket(d.oid) OR d.oid <> url_oid(doc_url(d.https, s.host, d.path))",
+    )
+    assert mismatched == 0  # oids and buckets as on one server
+
+    assert "cross-site edges" in _focuscrawl(env, "distill", "run", "--share", "0.5")
+    assert _focuscrawl(env, "distill", "top", "--hubs", "-n", "3").strip()
+    _focuscrawl(env, "distill", "boost", "--hubs", "5")
+    census = _focuscrawl(env, "monitor", "query", "census")
+    assert "topics.sports" in census
+    _focuscrawl(env, "monitor", "query", "dashboard")
+    report = Path(_focuscrawl(env, "report", "--out", str(tmp_path / "report")).strip())
+    assert report.is_file() and "<svg" in report.read_text()
