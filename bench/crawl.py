@@ -69,6 +69,7 @@ def run_crawl(
     max_backlog: int | None = None,
     database_url: str | None = None,
     focus: str = "soft",
+    citus: bool = False,
 ) -> dict[str, Any]:
     """Crawl ``fetch`` pages of a synthetic web with focuscrawl; return the measurements.
 
@@ -130,28 +131,15 @@ def run_crawl(
         server.terminate()
         server.communicate()
         with engine.connect() as connection:
-            fetched, docs, links = connection.exec_driver_sql(
-                "SELECT count(*) FILTER (WHERE state = 2), count(*), (SELECT count(*) FROM link) "
-                "FROM doc"
+            fetched, docs = connection.exec_driver_sql(
+                "SELECT count(*) FILTER (WHERE state = 2), count(*) FROM doc"
             ).one()
-            # a URL's row, and what its fetch found apart (doc_fetch, since 0011)
-            doc_bytes, fetch_bytes, link_bytes = connection.exec_driver_sql(
-                "SELECT pg_total_relation_size('doc'), "
-                "pg_total_relation_size('doc_fetch') + pg_total_relation_size('doc_lease'), "
-                "pg_total_relation_size('link')"
-            ).one()
-            # The frontier indexes as a crawl leaves them: every URL enters doc_frontier
-            # once and again with each new estimate, and claims leave dead entries at its
-            # head (doc_frontier_retry, of URLs waiting for another try, since 0008).
-            frontier, frontier_bytes = connection.exec_driver_sql(
-                "SELECT count(*), pg_relation_size('doc_frontier') "
-                "+ pg_relation_size('doc_frontier_retry') FROM doc WHERE state = 0"
-            ).one()
-            # how scattered the URLs the next claims take lie: heap pages per 64 in
-            # claim order, as bench/checkout.py counts them
-            heap_pages = float(
-                execute(connection, HEAP_PAGES_PER_CLAIM, {"claims": 100, "batch": 64}).scalar_one()
-            )
+            links = connection.exec_driver_sql("SELECT count(*) FROM link").scalar_one()
+        sizes: dict[str, Any] = {}
+        # on a cluster the coordinator holds no shard: the sizes are measured on one server
+        with engine.connect() as connection:
+            if not citus:
+                sizes = _sizes(connection, docs, links)
     extra: dict[str, Any] = {}
     if classify_with is not None:
         extra = {
@@ -162,6 +150,7 @@ def run_crawl(
     cpu = meter.seconds()
     return {
         **extra,
+        **sizes,
         "cpu_seconds": cpu,
         "cpu_ms_per_page": round(1e3 * sum(cpu.values()) / max(fetched, 1), 2),
         "mode": mode,
@@ -176,6 +165,30 @@ def run_crawl(
         "links_per_s": round(links / elapsed),
         "doc_rows": docs,
         "link_rows": links,
+    }
+
+
+def _sizes(connection: Any, docs: int, links: int) -> dict[str, Any]:
+    """Bytes per row and the frontier's shape, as a crawl leaves them."""
+    # a URL's row, and what its fetch found apart (doc_fetch, since 0011)
+    doc_bytes, fetch_bytes, link_bytes = connection.exec_driver_sql(
+        "SELECT pg_total_relation_size('doc'), "
+        "pg_total_relation_size('doc_fetch') + pg_total_relation_size('doc_lease'), "
+        "pg_total_relation_size('link')"
+    ).one()
+    # The frontier indexes as a crawl leaves them: every URL enters doc_frontier
+    # once and again with each new estimate, and claims leave dead entries at its
+    # head (doc_frontier_retry, of URLs waiting for another try, since 0008).
+    frontier, frontier_bytes = connection.exec_driver_sql(
+        "SELECT count(*), pg_relation_size('doc_frontier') "
+        "+ pg_relation_size('doc_frontier_retry') FROM doc WHERE state = 0"
+    ).one()
+    # how scattered the URLs the next claims take lie: heap pages per 64 in
+    # claim order, as bench/checkout.py counts them
+    heap_pages = float(
+        execute(connection, HEAP_PAGES_PER_CLAIM, {"claims": 100, "batch": 64}).scalar_one()
+    )
+    return {
         "bytes_per_doc_row": round(doc_bytes / docs, 1),
         "bytes_per_url_with_fetch_results": round((doc_bytes + fetch_bytes) / docs, 1),
         "bytes_per_link_row": round(link_bytes / links, 1),
@@ -258,6 +271,7 @@ def _run(args: argparse.Namespace) -> None:
         args.max_backlog if args.classify else None,
         args.database_url,
         args.mode,
+        args.citus,
     )
     fetched, docs, links = result["fetched"], result["doc_rows"], result["link_rows"]
     elapsed = result["seconds"]
@@ -266,17 +280,18 @@ def _run(args: argparse.Namespace) -> None:
         f"fetched {fetched:,} pages in {elapsed:.1f} s: {result['pages_per_s']} pages/s ({shape}), "
         f"{result['links_per_s']:,} links/s"
     )
-    print(
-        f"stored {docs:,} doc rows ({result['bytes_per_doc_row']} B/row with indexes; "
-        f"{result['bytes_per_url_with_fetch_results']} with doc_fetch), "
-        f"{links:,} link rows ({result['bytes_per_link_row']} B/row)"
-    )
-    print(
-        f"frontier left: {result['frontier_rows']:,} unvisited URLs, frontier indexes "
-        f"{result['frontier_index_bytes_per_frontier_row']} B per unvisited URL; "
-        f"the next URLs in claim order lie on {result['frontier_heap_pages_per_64']} heap "
-        "pages per 64"
-    )
+    if "bytes_per_doc_row" in result:
+        print(
+            f"stored {docs:,} doc rows ({result['bytes_per_doc_row']} B/row with indexes; "
+            f"{result['bytes_per_url_with_fetch_results']} with doc_fetch), "
+            f"{links:,} link rows ({result['bytes_per_link_row']} B/row)"
+        )
+        print(
+            f"frontier left: {result['frontier_rows']:,} unvisited URLs, frontier indexes "
+            f"{result['frontier_index_bytes_per_frontier_row']} B per unvisited URL; "
+            f"the next URLs in claim order lie on {result['frontier_heap_pages_per_64']} heap "
+            "pages per 64"
+        )
     if args.classify:
         print(
             "classifier backlog when the crawl ended: "
