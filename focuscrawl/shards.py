@@ -7,18 +7,16 @@ shard. So a statement that locks frontier rows names buckets (``%(buckets)s``), 
 caller runs it once per group of buckets that share a shard, with that group's rows.
 
 On one PostgreSQL there are no shards: every bucket is in one group, and each such
-statement runs once, as it always did. A process reads the layout once
-(:func:`shard_map`); a cluster's shards do not move while it crawls (moving them, with
-Citus's rebalancer, keeps the buckets of a shard together: a group may then span two
-nodes' shards for a while, and a statement refused by Citus is retried after the map is
-read again).
+statement runs once, as it always did. A process reads the layout once, as it starts
+(:func:`shard_map`): shards moved by Citus's rebalancer while it runs are not followed.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sqlalchemy.engine import Connection
 
@@ -30,6 +28,8 @@ __all__ = ["BUCKETS", "ShardMap", "shard_map"]
 
 #: every bucket: the first byte of an MD5
 BUCKETS = tuple(range(256))
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -67,16 +67,16 @@ class ShardMap:
             for _, members in sorted(by_group.items())
         ]
 
-    def split_rows(self, oids: Sequence[int]) -> list[tuple[list[int], list[int]]]:
-        """As :meth:`split`, but positions into ``oids`` rather than the oids: for
-        statements that take several arrays side by side."""
-        by_group: dict[int, list[int]] = defaultdict(list)
-        for position, oid in enumerate(oids):
-            by_group[self.group_of[oid_bucket(oid)]].append(position)
-        return [
-            (sorted({oid_bucket(oids[p]) for p in members}), members)
-            for _, members in sorted(by_group.items())
-        ]
+    def in_turn(self, start: int, claim: Callable[[list[int]], list[_T]]) -> tuple[list[_T], int]:
+        """``claim`` the buckets of one shard after another from group ``start`` until one
+        returns rows; those rows, and the group to start from next time."""
+        count = len(self.groups)
+        for n in range(count):
+            group = (start + n) % count
+            rows = claim(list(self.groups[group]))
+            if rows:
+                return rows, (group + 1) % count
+        return [], start
 
 
 def shard_map(connection: Connection) -> ShardMap:

@@ -202,15 +202,18 @@ def host_bucket(host: str) -> int:
 
 
 def _bucket_byte(normalized_url: str) -> bytes:
-    host = normalized_url.split("/", 3)[2]
+    host = host_of(normalized_url)
     byte = _BUCKETS.get(host)
     if byte is None:
         if len(_BUCKETS) >= _MAX_BUCKETS:
             _BUCKETS.clear()
-        byte = _BUCKETS[host] = hashlib.md5(host.encode("utf-8"), usedforsecurity=False).digest()[
-            :1
-        ]
+        byte = _BUCKETS[host] = bytes((host_bucket(host),))
     return byte
+
+
+def _oid(normalized_url: str, digest: bytes) -> int:
+    """The host's bucket, then bytes 2 to 8 of the URL's ``digest``."""
+    return int.from_bytes(_bucket_byte(normalized_url) + digest[1:8], "big", signed=True)
 
 
 def oid_bucket(oid: int) -> int:
@@ -220,16 +223,14 @@ def oid_bucket(oid: int) -> int:
 
 def oid_of(normalized_url: str) -> int:
     """The document id of a normalised URL (equals SQL ``url_oid``)."""
-    return int.from_bytes(
-        _bucket_byte(normalized_url) + _digest(normalized_url)[1:8], "big", signed=True
-    )
+    return _oid(normalized_url, _digest(normalized_url))
 
 
 def url_ids(normalized_url: str) -> tuple[int, int]:
     """``(oid_of(url), bytehash_of(url))`` from one digest."""
     digest = _digest(normalized_url)
     return (
-        int.from_bytes(_bucket_byte(normalized_url) + digest[1:8], "big", signed=True),
+        _oid(normalized_url, digest),
         int.from_bytes(digest[8:12], "big", signed=True),
     )
 

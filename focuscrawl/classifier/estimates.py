@@ -117,9 +117,7 @@ def pass_estimates(
             best[dst] = value
         cid = by_oid[row.oid_src].cid
         release[dst] = release.get(dst, False) or cid is None or cid in good
-    oids = list(best)
-    for buckets, positions in shards.split_rows(oids):
-        group = [oids[p] for p in positions]
+    for buckets, group in shards.split(best):
         params = {
             "oids": group,
             "buckets": buckets,

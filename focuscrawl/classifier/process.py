@@ -189,15 +189,13 @@ class Classifier:
     def _claim(self, connection: Connection) -> list[Any]:
         """The next unscored pages: of every bucket on one server; on a Citus cluster of
         one shard, the shards taken in turn (the next one when a shard has none)."""
-        groups = self._shard_map(connection).groups
-        for n in range(len(groups)):
-            buckets = groups[(self._turn + n) % len(groups)]
-            params = {"batch": self.batch, "buckets": list(buckets)}
-            rows = list(execute(connection, queries["claim_unclassified"], params).all())
-            if rows:
-                self._turn = (self._turn + n + 1) % len(groups)
-                return rows
-        return []
+
+        def claim(buckets: list[int]) -> list[Any]:
+            params = {"batch": self.batch, "buckets": buckets}
+            return list(execute(connection, queries["claim_unclassified"], params).all())
+
+        rows, self._turn = self._shard_map(connection).in_turn(self._turn, claim)
+        return rows
 
     def after_pass(self, connection: Connection, parents: list[Parent]) -> None:
         """Hook run after the estimates are passed on (the oracle overrides them)."""

@@ -15,6 +15,7 @@ import logging
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
@@ -491,7 +492,7 @@ class Crawler:
         has no untried URL left takes the shards in turn."""
         statement = self.config.mode.claim_statement
         groups = self.shards.groups
-        if len(groups) == 1:
+        if not self.shards.distributed:
             return self._sql(statement, {**params, "buckets": list(groups[0])}, fetch=True)
         if statement != "claim_batch":
             return self._in_turn(statement, params)
@@ -499,10 +500,7 @@ class Crawler:
         if not top:
             return self._in_turn(statement, params)
         rows: list[tuple[Any, ...]] = []
-        wanted: dict[int, int] = {}
-        for oid in top:
-            group = self.shards.group_of[oid_bucket(oid)]
-            wanted[group] = wanted.get(group, 0) + 1
+        wanted = Counter(self.shards.group_of[oid_bucket(oid)] for oid in top)
         for group, count in sorted(wanted.items()):
             asked = {**params, "batch": count, "buckets": list(groups[group])}
             rows += self._sql(statement, asked, fetch=True)
@@ -512,14 +510,12 @@ class Crawler:
 
     def _in_turn(self, statement: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         """A claim from the shards in turn, the next one when a shard has nothing."""
-        groups = self.shards.groups
-        for n in range(len(groups)):
-            buckets = list(groups[(self._turn + n) % len(groups)])
-            rows = self._sql(statement, {**params, "buckets": buckets}, fetch=True)
-            if rows:
-                self._turn = (self._turn + n + 1) % len(groups)
-                return rows
-        return []
+
+        def claim(buckets: list[int]) -> list[tuple[Any, ...]]:
+            return self._sql(statement, {**params, "buckets": buckets}, fetch=True)
+
+        rows, self._turn = self.shards.in_turn(self._turn, claim)
+        return rows
 
     def _report(self, final: bool = False) -> None:
         if self.config.quiet:

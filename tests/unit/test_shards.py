@@ -26,5 +26,17 @@ def test_oids_are_split_by_the_shard_of_their_bucket() -> None:
         (group,) = {shards.group_of[b] for b in buckets}  # one shard's buckets only
         assert {oid_bucket(o) for o in members} == set(buckets)
         assert all(shards.group_of[oid_bucket(o)] == group for o in members)
-    positions = shards.split_rows(oids)
-    assert [[oids[p] for p in rows] for _, rows in positions] == [m for _, m in split]
+
+
+def test_shards_are_taken_in_turn_from_the_one_after_the_last_that_had_rows() -> None:
+    shards = ShardMap.of([bucket % 4 for bucket in BUCKETS])
+    asked: list[int] = []
+
+    def claim(buckets: list[int]) -> list[int]:
+        asked.append(shards.group_of[buckets[0]])
+        return [1] if shards.group_of[buckets[0]] in (0, 2) else []
+
+    assert shards.in_turn(1, claim) == ([1], 3)  # 1 has none, 2 has some
+    assert asked == [1, 2]
+    assert shards.in_turn(3, claim) == ([1], 1)  # 3 has none, 0 has some
+    assert shards.in_turn(0, lambda buckets: []) == ([], 0)  # none anywhere: start again
