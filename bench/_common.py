@@ -112,6 +112,21 @@ def server_pid(connection: Any) -> int | None:
     return None if stat is None else stat[0]
 
 
+def citus_worker_pids(connection: Any) -> dict[int, str]:
+    """The postmasters of a Citus coordinator's workers on this machine, as
+    "postgres workers" for :class:`CpuMeter`; none on one server."""
+    citus = connection.exec_driver_sql(
+        "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')"
+    ).scalar_one()
+    if not citus:
+        return {}
+    backends = connection.exec_driver_sql(
+        "SELECT result FROM run_command_on_workers('SELECT pg_backend_pid()') WHERE success"
+    ).scalars()
+    stats = [proc_stat(int(pid)) for pid in backends]
+    return {stat[0]: "postgres workers" for stat in stats if stat is not None}
+
+
 class CpuMeter:
     """CPU seconds used while it runs, by role, read from /proc twice a second.
 
@@ -121,9 +136,18 @@ class CpuMeter:
     nothing.
     """
 
-    def __init__(self, roles: Callable[[], dict[int, str]], postmaster: int | None) -> None:
+    def __init__(
+        self,
+        roles: Callable[[], dict[int, str]],
+        postmaster: int | None,
+        more_postmasters: dict[int, str] | None = None,
+    ) -> None:
         self._roles = roles
-        self._postmaster = postmaster
+        #: each postmaster whose children count, with their role (a Citus worker's too)
+        self._postmasters = {
+            **({} if postmaster is None else {postmaster: "postgres"}),
+            **(more_postmasters or {}),
+        }
         self._first: dict[int, float] = {}
         self._last: dict[int, tuple[str, float]] = {}
         self._stop = threading.Event()
@@ -131,13 +155,13 @@ class CpuMeter:
 
     def _watched(self) -> dict[int, str]:
         watched = dict(self._roles())
-        if self._postmaster is not None:
-            watched[self._postmaster] = "postgres"
+        if self._postmasters:
+            watched.update(self._postmasters)
             for entry in Path("/proc").iterdir():
                 if entry.name.isdigit():
                     stat = proc_stat(int(entry.name))
-                    if stat is not None and stat[0] == self._postmaster:
-                        watched[int(entry.name)] = "postgres"
+                    if stat is not None and stat[0] in self._postmasters:
+                        watched[int(entry.name)] = self._postmasters[stat[0]]
         return watched
 
     def _read(self, first: bool) -> None:

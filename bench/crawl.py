@@ -40,7 +40,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import HEAP_PAGES_PER_CLAIM, CpuMeter, scratch_engine, server_pid, write_results
+from _common import (
+    HEAP_PAGES_PER_CLAIM,
+    CpuMeter,
+    citus_worker_pids,
+    scratch_engine,
+    server_pid,
+    write_results,
+)
 
 from focuscrawl.database import execute
 from focuscrawl.queries import queries
@@ -110,8 +117,10 @@ def run_crawl(
 
         with engine.connect() as connection:
             postmaster = server_pid(connection)
+            workers = citus_worker_pids(connection)
+        citus = citus or bool(workers)
         start = time.perf_counter()
-        with CpuMeter(roles, postmaster) as meter:
+        with CpuMeter(roles, postmaster, workers) as meter:
             crawlers += [
                 subprocess.Popen([*cli, "--database-url", url, *run, *limits])
                 for _ in range(processes)
@@ -165,6 +174,7 @@ def run_crawl(
         "links_per_s": round(links / elapsed),
         "doc_rows": docs,
         "link_rows": links,
+        "citus": citus,
     }
 
 
@@ -302,8 +312,8 @@ def _run(args: argparse.Namespace) -> None:
     if result["cpu_seconds"]:
         spent = ", ".join(f"{role} {seconds}" for role, seconds in result["cpu_seconds"].items())
         print(f"CPU seconds: {spent} ({result['cpu_ms_per_page']} ms a page in all)")
-    name = ("crawl_classify" if args.classify else "crawl") + ("_citus" if args.citus else "")
-    print(f"wrote {write_results(name, {**result, 'citus': args.citus})}")
+    name = ("crawl_classify" if args.classify else "crawl") + ("_citus" if result["citus"] else "")
+    print(f"wrote {write_results(name, result)}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,11 @@ migrations' head (the same schema as on one server):
   run them on distributed tables. They checked that a ``doc`` row's oid is its URL's hash
   and its site exists, that a child row names a ``doc``, and that a URL does not change,
   and they deleted a document's children with it. The crawl's own statements keep
-  those rules; on a cluster nothing else enforces them.
+  those rules; on a cluster nothing else enforces them;
+- the database's sessions let multi-shard writes run beside each other
+  (``citus.enable_deadlock_prevention`` off): the crawl orders its row locks itself
+  (sql/distribute.sql, ``allow_parallel_writers``). Sessions opened before this run keep
+  the old setting: start crawlers and classifiers after it.
 
 It is idempotent: run again, it does what is left. See docs/scale-out.md.
 """
@@ -92,6 +96,7 @@ def distribute(engine: Engine, shards: int) -> Distributed:
             done.tables_distributed.append(table)
         for signature in DOC_FUNCTIONS:
             _distribute_function(connection, signature, done)
+        execute(connection, queries["allow_parallel_writers"])
         done.shards = int(execute(connection, queries["shard_count"]).scalar() or 0)
     return done
 

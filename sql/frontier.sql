@@ -39,9 +39,9 @@ RETURNING d.oid, (xmax = 0) AS inserted;
 -- tie-break after relevance is priority: the depth (seeds -32768), so among equal
 -- estimates the URLs nearest the seeds go first. SKIP LOCKED lets any number of
 -- crawlers claim at once without waiting for each other or taking the same URL; the
--- lease makes a crashed crawler's URLs come back (doc_lease). The rows come back in the
--- order they were claimed (a sort of the batch), each with its URL (its host looked up
--- by key in the update's RETURNING: site rows carry robots.txt texts). Only URLs of %(buckets)s are
+-- lease (lease_claims, in the same transaction) makes a crashed crawler's URLs come
+-- back. The rows come back in the order they were claimed (a sort of the batch), each
+-- with its URL (its host joined by key in the update). Only URLs of %(buckets)s are
 -- claimed: on one server every bucket; on a Citus cluster the buckets of one shard, as
 -- Citus locks rows of one shard per statement (focuscrawl.shards), and the crawler
 -- claims shard by shard what frontier_top found.
@@ -69,14 +69,10 @@ WITH untried AS (
 ), claimed AS (
     UPDATE doc AS d
     SET state = 1
+    FROM site AS s
     WHERE d.oid = ANY((SELECT oids FROM batch)::bigint[]) AND d.bucket = ANY(%(buckets)s::smallint[])
-    RETURNING d.oid, d.bucket, d.sid, d.num_tries, d.depth,
-              doc_url(d.https, (SELECT s.host FROM site AS s
-                                WHERE s.sid = d.sid AND s.bucket = d.bucket), d.path) AS url
-), leased AS (
-    INSERT INTO doc_lease (oid, bucket, until)
-    SELECT oid, bucket, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
-    ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until
+      AND s.sid = d.sid AND s.bucket = d.bucket AND s.bucket = ANY(%(buckets)s::smallint[])
+    RETURNING d.oid, d.bucket, d.sid, d.num_tries, d.depth, doc_url(d.https, s.host, d.path) AS url
 )
 SELECT c.oid, c.url, c.sid, c.num_tries, c.depth
 FROM claimed AS c, batch
@@ -105,15 +101,10 @@ WITH batch AS (
 ), claimed AS (
     UPDATE doc AS d
     SET state = 1
-    FROM batch
+    FROM batch, site AS s
     WHERE d.oid = batch.oid AND d.bucket = batch.bucket AND d.bucket = ANY(%(buckets)s::smallint[])
-    RETURNING d.oid, d.bucket, d.sid, d.num_tries, d.depth,
-              doc_url(d.https, (SELECT s.host FROM site AS s
-                                WHERE s.sid = d.sid AND s.bucket = d.bucket), d.path) AS url
-), leased AS (
-    INSERT INTO doc_lease (oid, bucket, until)
-    SELECT oid, bucket, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
-    ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until
+      AND s.sid = d.sid AND s.bucket = d.bucket AND s.bucket = ANY(%(buckets)s::smallint[])
+    RETURNING d.oid, d.bucket, d.sid, d.num_tries, d.depth, doc_url(d.https, s.host, d.path) AS url
 )
 SELECT c.oid, c.url, c.sid, c.num_tries, c.depth
 FROM claimed AS c;
@@ -131,15 +122,10 @@ WITH batch AS (
 ), claimed AS (
     UPDATE doc AS d
     SET state = 1
-    FROM batch
+    FROM batch, site AS s
     WHERE d.oid = batch.oid AND d.bucket = batch.bucket AND d.bucket = ANY(%(buckets)s::smallint[])
-    RETURNING d.oid, d.bucket, d.sid, d.num_tries, d.depth,
-              doc_url(d.https, (SELECT s.host FROM site AS s
-                                WHERE s.sid = d.sid AND s.bucket = d.bucket), d.path) AS url
-), leased AS (
-    INSERT INTO doc_lease (oid, bucket, until)
-    SELECT oid, bucket, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
-    ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until
+      AND s.sid = d.sid AND s.bucket = d.bucket AND s.bucket = ANY(%(buckets)s::smallint[])
+    RETURNING d.oid, d.bucket, d.sid, d.num_tries, d.depth, doc_url(d.https, s.host, d.path) AS url
 )
 SELECT c.oid, c.url, c.sid, c.num_tries, c.depth
 FROM claimed AS c;
@@ -162,18 +148,24 @@ WITH batch AS (
 ), claimed AS (
     UPDATE doc AS d
     SET state = 1
-    FROM batch
+    FROM batch, site AS s
     WHERE d.oid = batch.oid AND d.bucket = batch.bucket AND d.bucket = ANY(%(buckets)s::smallint[])
-    RETURNING d.oid, d.bucket, d.sid, d.num_tries, d.depth,
-              doc_url(d.https, (SELECT s.host FROM site AS s
-                                WHERE s.sid = d.sid AND s.bucket = d.bucket), d.path) AS url
-), leased AS (
-    INSERT INTO doc_lease (oid, bucket, until)
-    SELECT oid, bucket, now() + make_interval(secs => %(lease_seconds)s) FROM claimed
-    ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until
+      AND s.sid = d.sid AND s.bucket = d.bucket AND s.bucket = ANY(%(buckets)s::smallint[])
+    RETURNING d.oid, d.bucket, d.sid, d.num_tries, d.depth, doc_url(d.https, s.host, d.path) AS url
 )
 SELECT c.oid, c.url, c.sid, c.num_tries, c.depth, b.etag, b.last_modified
 FROM claimed AS c JOIN batch AS b ON b.oid = c.oid;
+
+-- lease_claims --
+-- The leases of URLs just claimed (%(oids)s, by any claim_* statement), written in the
+-- claim's transaction: until the lease ends no other crawler takes them, and then
+-- recover_expired_leases puts them back. (A statement of its own: Citus runs a claim on
+-- one shard only when no INSERT is among its CTEs.)
+INSERT INTO doc_lease (oid, bucket, until)
+SELECT oid, oid_bucket(oid), now() + make_interval(secs => %(lease_seconds)s)
+FROM unnest(%(oids)s::bigint[]) AS oid
+ORDER BY oid
+ON CONFLICT (oid, bucket) DO UPDATE SET until = EXCLUDED.until;
 
 -- recover_expired_leases --
 -- URLs whose crawler died: back where they came from (the frontier, or the fetched

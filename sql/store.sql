@@ -31,8 +31,11 @@ ORDER BY d.oid
 FOR UPDATE;
 
 -- store_link_sites --
+-- The sites of out-links in %(buckets)s: every bucket of the batch's links on one
+-- server; on a Citus cluster those of one shard, as store_link_docs.
 INSERT INTO site (host, bucket)
 SELECT DISTINCT host, oid_bucket(oid_dst) FROM stage_link
+WHERE oid_bucket(oid_dst) = ANY(%(buckets)s::smallint[])
 ORDER BY host
 ON CONFLICT (host, bucket) DO NOTHING;
 
@@ -48,6 +51,10 @@ ON CONFLICT (host, bucket) DO NOTHING;
 -- the batch, in key order, so that concurrent stores lock rows in one order; URLs
 -- already fetched, failed or excluded are left out first, since ON CONFLICT DO UPDATE
 -- locks the row it meets even when it changes nothing (a classifier holds fetched ones).
+-- Only URLs of %(buckets)s: on one server every bucket of the batch's links, one
+-- statement; on a Citus cluster the buckets of one shard, shard after shard in shard
+-- order (focuscrawl.shards), so that the order is (shard, oid) in every transaction
+-- (Citus would write the shards of one statement in parallel, each in its own order).
 INSERT INTO doc AS d (oid, bucket, https, path, sid, bytehash, relevance, priority, depth,
                       state, estimated_by)
 SELECT DISTINCT ON (l.oid_dst)
@@ -57,8 +64,10 @@ SELECT DISTINCT ON (l.oid_dst)
 FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
 JOIN site AS s ON s.host = l.host AND s.bucket = oid_bucket(l.oid_dst)
-WHERE NOT EXISTS (SELECT FROM doc AS k WHERE k.oid = l.oid_dst AND k.bucket = s.bucket
-                                         AND k.state IN (1, 2, 3, 5))
+WHERE oid_bucket(l.oid_dst) = ANY(%(buckets)s::smallint[]) AND s.bucket = ANY(%(buckets)s::smallint[])
+  AND NOT EXISTS (SELECT FROM doc AS k WHERE k.oid = l.oid_dst AND k.bucket = s.bucket
+                                       AND k.bucket = ANY(%(buckets)s::smallint[])
+                                       AND k.state IN (1, 2, 3, 5))
 ORDER BY l.oid_dst, l.estimate DESC NULLS LAST, r.depth
 ON CONFLICT (oid, bucket) DO UPDATE
     SET relevance = EXCLUDED.relevance, estimated_by = EXCLUDED.estimated_by
@@ -68,12 +77,14 @@ ON CONFLICT (oid, bucket) DO UPDATE
 -- store_link_docs for a batch with no check-in estimates (no link model, or a crawl
 -- whose frontier estimate is not the link learner's): every new URL comes in at
 -- -Infinity, so a URL already known has nothing to gain and is left alone, unlocked.
+-- (Shard by shard on a Citus cluster, as store_link_docs.)
 INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, priority, depth, state)
 SELECT l.oid_dst, s.bucket, l.https, l.path, s.sid, l.bytehash, '-Infinity'::float8,
        least(r.depth + 1, 32767), least(r.depth + 1, 32767), r.link_state
 FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
 JOIN site AS s ON s.host = l.host AND s.bucket = oid_bucket(l.oid_dst)
+WHERE oid_bucket(l.oid_dst) = ANY(%(buckets)s::smallint[]) AND s.bucket = ANY(%(buckets)s::smallint[])
 ORDER BY l.oid_dst
 ON CONFLICT (oid, bucket) DO NOTHING;
 

@@ -11,6 +11,7 @@ and returns every URL claimed but not fetched to the frontier untouched.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
@@ -177,7 +178,9 @@ class Crawler:
     def _sql(self, name: str, params: dict[str, Any], fetch: bool = False) -> list[tuple[Any, ...]]:
         """Run a named statement on this thread's connection, waiting out a database
         outage. Claims, and a lease that releases no host, give up, returning nothing,
-        when the crawler is stopping; everything else runs once the database is back."""
+        when the crawler is stopping; everything else runs once the database is back.
+        A claim (``claim_*``) and the leases of what it claimed commit together."""
+        leases = name.startswith("claim_")
 
         def run() -> list[tuple[Any, ...]]:
             if self._local.connection is None:
@@ -189,8 +192,23 @@ class Crawler:
                         cursor.execute(statement.prepare)
             per_page = _per_page().get(name)
             with self._local.connection.cursor() as cursor:
-                cursor.execute(queries[name] if per_page is None else per_page.execute, params)
-                return cursor.fetchall() if fetch else []
+                if not leases:
+                    cursor.execute(queries[name] if per_page is None else per_page.execute, params)
+                    return cursor.fetchall() if fetch else []
+                cursor.execute("BEGIN")
+                try:
+                    cursor.execute(queries[name], params)
+                    rows: list[tuple[Any, ...]] = cursor.fetchall()
+                    if rows:
+                        leased = [row[0] for row in rows]
+                        lease = {"oids": leased, "lease_seconds": params["lease_seconds"]}
+                        cursor.execute(queries["lease_claims"], lease)
+                    cursor.execute("COMMIT")
+                except BaseException:
+                    with contextlib.suppress(psycopg2.Error):
+                        cursor.execute("ROLLBACK")
+                    raise
+                return rows
 
         def lost() -> None:
             close_quietly(self._local.connection)
@@ -574,9 +592,15 @@ class Crawler:
 
     def _acquire(self, claim: Claim, previous: _Release | None) -> list[tuple[Any, ...]]:
         """acquire_site for ``claim``'s host, releasing ``previous`` in the same statement
-        (which, since it releases a host, runs even when the crawler is stopping)."""
+        (which, since it releases a host, runs even when the crawler is stopping). On a
+        Citus cluster a host of another shard is released on its own first: Citus would
+        run the two-shard statement as four (docs/scale-out.md)."""
         bucket = oid_bucket(claim.oid)
         params = {"sid": claim.sid, "bucket": bucket, "lease_seconds": 120.0}
+        group_of = self.shards.group_of
+        if previous is not None and group_of[bucket] != group_of[oid_bucket(previous.claim.oid)]:
+            self._release(previous)
+            previous = None
         # releasing none still names a bucket: Citus routes each part by its bucket
         release = previous.params() if previous else {**_NO_RELEASE, "release_bucket": bucket}
         rows = self._sql("acquire_site", {**params, **release}, fetch=True)

@@ -99,10 +99,12 @@ def copy_rows(cursor: Any, table: str, rows: Iterable[tuple[Any, ...]]) -> None:
     cursor.copy_expert(f"COPY {table} FROM STDIN", buffer)
 
 
-def _link_lines(batch: Iterable[Outcome], estimates: CheckInEstimates) -> io.StringIO:
+def _link_lines(
+    batch: Iterable[Outcome], estimates: CheckInEstimates
+) -> tuple[io.StringIO, set[int]]:
     """The out-links of a batch as ``stage_link`` COPY text (the hot path of ingest):
     each normalised URL as its ids, whether it is https, its host and its path, with
-    its anchor, context and check-in estimate (NULL: unestimated)."""
+    its anchor, context and check-in estimate (NULL: unestimated); and the URLs' oids."""
     rows: list[tuple[int, str, str | None, str | None, bool, str, str]] = []
     for outcome in batch:
         src = outcome.claim.oid
@@ -116,8 +118,10 @@ def _link_lines(batch: Iterable[Outcome], estimates: CheckInEstimates) -> io.Str
     )
     buffer = io.StringIO()
     write = buffer.write
+    targets = set()
     for n, (src, url, anchor, context, https, host, path) in enumerate(rows):
         oid, bytehash = url_ids(url)
+        targets.add(oid)
         text = "\\N" if anchor is None else _escape(anchor)
         around = "\\N" if context is None else _escape(context)
         estimate = "\\N" if values is None else repr(values[n])
@@ -126,7 +130,7 @@ def _link_lines(batch: Iterable[Outcome], estimates: CheckInEstimates) -> io.Str
             f"{_escape(path)}\t{text}\t{around}\t{estimate}\n"
         )
     buffer.seek(0)
-    return buffer
+    return buffer, targets
 
 
 class Store:
@@ -227,24 +231,26 @@ class Store:
             if outcome.text is not None:
                 texts.append((claim.oid, outcome.text))
         with_links = any(outcome.links for outcome in outcomes)
+        targets: set[int] = set()
         with self._cursor() as cursor:
             copy_rows(cursor, "stage_result", results)
             if texts:
                 copy_rows(cursor, "stage_text", texts)
             if with_links:
                 self.estimates.refresh(cursor)
-                lines = _link_lines(outcomes, self.estimates)
+                lines, targets = _link_lines(outcomes, self.estimates)
                 cursor.copy_expert("COPY stage_link FROM STDIN", lines)
             # the order sql/store.sql gives, and why
             for buckets, oids in self.shards.split(outcome.claim.oid for outcome in outcomes):
                 cursor.execute(queries["lock_pages"], {"oids": oids, "buckets": buckets})
-            if with_links:
-                cursor.execute(queries["store_link_sites"])
-                model_id = self.estimates.model_id
+            model_id = self.estimates.model_id
+            for buckets, _ in self.shards.split(targets):  # shard by shard on a cluster
+                cursor.execute(queries["store_link_sites"], {"buckets": buckets})
                 if model_id:
-                    cursor.execute(queries["store_link_docs"], {"link_model": model_id})
+                    params = {"link_model": model_id, "buckets": buckets}
+                    cursor.execute(queries["store_link_docs"], params)
                 else:
-                    cursor.execute(queries["store_link_docs_unestimated"])
+                    cursor.execute(queries["store_link_docs_unestimated"], {"buckets": buckets})
             cursor.execute(queries["forget_links"])
             if with_links:
                 cursor.execute(queries["store_links"])

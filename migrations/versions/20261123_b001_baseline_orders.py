@@ -23,16 +23,19 @@ depends_on = "0006"
 
 def upgrade() -> None:
     op.execute("CREATE SEQUENCE doc_found_seq AS bigint")
-    op.add_column(
-        "doc",
-        sa.Column(
-            "found_seq",
-            sa.BigInteger,
-            nullable=False,
-            server_default=sa.text("nextval('doc_found_seq')"),
-        ),
-    )
-    op.execute("ALTER SEQUENCE doc_found_seq OWNED BY doc.found_seq")
+    # Added, numbered and made NOT NULL in steps, as Citus allows on a distributed doc
+    # (focuscrawl db distribute): no nextval() default on a column added to a table with
+    # rows, and no nextval() in an UPDATE there, so on a cluster the rows already there
+    # all get 0, found before any new one. On one server they are numbered in their
+    # physical order, as an ADD COLUMN with the default would.
+    op.add_column("doc", sa.Column("found_seq", sa.BigInteger))
+    op.alter_column("doc", "found_seq", server_default=sa.text("nextval('doc_found_seq')"))
+    distributed = _distributed()
+    numbered = "0" if distributed else "nextval('doc_found_seq')"
+    op.execute(f"UPDATE doc SET found_seq = {numbered}")
+    op.alter_column("doc", "found_seq", nullable=False)
+    if not distributed:  # Citus alters no distributed sequence: the downgrade drops it
+        op.execute("ALTER SEQUENCE doc_found_seq OWNED BY doc.found_seq")
     # unfocused: the paper's pseudo-random order
     op.create_index(
         "doc_frontier_unfocused",
@@ -49,7 +52,20 @@ def upgrade() -> None:
     )
 
 
+def _distributed() -> bool:
+    """Whether doc is a Citus distributed table."""
+    bind = op.get_bind()
+    if bind.exec_driver_sql("SELECT to_regclass('pg_dist_partition')").scalar() is None:
+        return False
+    return bool(
+        bind.exec_driver_sql(
+            "SELECT EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'doc'::regclass)"
+        ).scalar()
+    )
+
+
 def downgrade() -> None:
     op.drop_index("doc_frontier_bfs", table_name="doc")
     op.drop_index("doc_frontier_unfocused", table_name="doc")
     op.drop_column("doc", "found_seq")
+    op.execute("DROP SEQUENCE IF EXISTS doc_found_seq")  # owned by the column but on Citus

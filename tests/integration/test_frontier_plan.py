@@ -126,6 +126,8 @@ def test_claim_batch_returns_urls_in_checkout_order_and_leases_them(engine: sa.E
             queries["claim_batch"],
             {"batch": 50, "lease_seconds": 60, "full_sites": [], "buckets": ALL_BUCKETS},
         ).all()
+        lease = {"oids": [row.oid for row in claimed], "lease_seconds": 60}
+        execute(connection, queries["lease_claims"], lease)  # as the crawler does after it
         leased = connection.exec_driver_sql(
             "SELECT oid, num_tries, relevance FROM doc WHERE state = 1 "
             "ORDER BY num_tries, relevance DESC, priority, bytehash"
