@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,7 +122,7 @@ def run_crawl(
             workers = citus_worker_pids(connection)
         citus = citus or bool(workers)
         start = time.perf_counter()
-        with CpuMeter(roles, postmaster, workers) as meter:
+        with CpuMeter(roles, postmaster, workers) as meter, _Timeline(engine) as timeline:
             crawlers += [
                 subprocess.Popen([*cli, "--database-url", url, *run, *limits])
                 for _ in range(processes)
@@ -175,6 +177,7 @@ def run_crawl(
         "doc_rows": docs,
         "link_rows": links,
         "citus": citus,
+        "pages_per_s_by_minute": timeline.rates(),
     }
 
 
@@ -206,6 +209,41 @@ def _sizes(connection: Any, docs: int, links: int) -> dict[str, Any]:
         "frontier_index_bytes_per_frontier_row": round(frontier_bytes / max(frontier, 1), 1),
         "frontier_heap_pages_per_64": round(heap_pages, 1),
     }
+
+
+class _Timeline:
+    """Pages fetched per second in each minute of the crawl, read off the fetch
+    numbering (``doc_fetch_seq``: one number a fetched page) every 60 s: whether a crawl
+    keeps its rate as its tables grow."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self._counts: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _count(self) -> int:
+        with self._engine.connect() as connection:
+            called = connection.exec_driver_sql(
+                "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM doc_fetch_seq"
+            ).scalar_one()
+        return int(called)
+
+    def _run(self) -> None:
+        while not self._stop.wait(60):
+            self._counts.append(self._count())
+
+    def rates(self) -> list[float]:
+        counts = [0, *self._counts]
+        return [round((b - a) / 60, 1) for a, b in itertools.pairwise(counts)]
+
+    def __enter__(self) -> _Timeline:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def _backlog(connection: Any) -> int:
@@ -309,6 +347,8 @@ def _run(args: argparse.Namespace) -> None:
             f"{result['end_to_end_seconds']} s: {result['end_to_end_pages_per_s']} pages/s "
             "end to end"
         )
+    if result["pages_per_s_by_minute"]:
+        print(f"pages/s by minute: {' '.join(map(str, result['pages_per_s_by_minute']))}")
     if result["cpu_seconds"]:
         spent = ", ".join(f"{role} {seconds}" for role, seconds in result["cpu_seconds"].items())
         print(f"CPU seconds: {spent} ({result['cpu_ms_per_page']} ms a page in all)")

@@ -80,6 +80,10 @@ MAX_ROBOTS_REDIRECTS = 5
 PER_PAGE_STATEMENTS = ("acquire_site", "release_site")
 
 
+#: a claim's leases, and the commit, in one round trip (Crawler._claim_together)
+_LEASE_AND_COMMIT = queries["lease_claims"].rstrip().rstrip(";") + ";\nCOMMIT"
+
+
 @cache
 def _per_page() -> dict[str, Prepared]:
     return {name: prepared(name) for name in PER_PAGE_STATEMENTS}
@@ -179,49 +183,67 @@ class Crawler:
         """Run a named statement on this thread's connection, waiting out a database
         outage. Claims, and a lease that releases no host, give up, returning nothing,
         when the crawler is stopping; everything else runs once the database is back.
-        A claim (``claim_*``) and the leases of what it claimed commit together."""
-        leases = name.startswith("claim_")
+        A claim (``claim_*``) commits with the leases of what it claimed."""
+        if name.startswith("claim_"):
+            return self._claim_together([(name, params)])
 
         def run() -> list[tuple[Any, ...]]:
-            if self._local.connection is None:
-                self._local.connection = psycopg2.connect(self._dsn)
-                self._local.connection.autocommit = True
-                with self._local.connection.cursor() as cursor:
-                    cursor.execute(queries["crawler_session"])
-                    for statement in _per_page().values():
-                        cursor.execute(statement.prepare)
             per_page = _per_page().get(name)
-            with self._local.connection.cursor() as cursor:
-                if not leases:
-                    cursor.execute(queries[name] if per_page is None else per_page.execute, params)
-                    return cursor.fetchall() if fetch else []
-                cursor.execute("BEGIN")
+            with self._connection().cursor() as cursor:
+                cursor.execute(queries[name] if per_page is None else per_page.execute, params)
+                return cursor.fetchall() if fetch else []
+
+        gives_up = name == "frontier_top" or (
+            name == "acquire_site" and params["release_sid"] is None
+        )
+        stop = self.stop_event if gives_up else None
+        rows = retry_until_done(run, name, stop=stop, on_lost=self._lost)
+        return [] if rows is None else rows
+
+    def _claim_together(self, asks: list[tuple[str, dict[str, Any]]]) -> list[tuple[Any, ...]]:
+        """Claims (``claim_*`` statements with their parameters; on a cluster each names
+        one shard's buckets, in shard order) and the leases of every URL they claimed
+        (``lease_claims``), in one transaction: a crawler that dies between them leaves
+        nothing claimed without a lease. Gives up, returning nothing, when the crawler is
+        stopping. BEGIN and COMMIT travel with the statements: one round trip each."""
+        seconds = asks[0][1]["lease_seconds"]
+
+        def run() -> list[tuple[Any, ...]]:
+            rows: list[tuple[Any, ...]] = []
+            with self._connection().cursor() as cursor:
                 try:
-                    cursor.execute(queries[name], params)
-                    rows: list[tuple[Any, ...]] = cursor.fetchall()
+                    for n, (name, params) in enumerate(asks):
+                        cursor.execute(("BEGIN;\n" if n == 0 else "") + queries[name], params)
+                        rows += cursor.fetchall()
                     if rows:
-                        leased = [row[0] for row in rows]
-                        lease = {"oids": leased, "lease_seconds": params["lease_seconds"]}
-                        cursor.execute(queries["lease_claims"], lease)
-                    cursor.execute("COMMIT")
+                        lease = {"oids": [row[0] for row in rows], "lease_seconds": seconds}
+                        cursor.execute(_LEASE_AND_COMMIT, lease)
+                    else:
+                        cursor.execute("COMMIT")
                 except BaseException:
                     with contextlib.suppress(psycopg2.Error):
                         cursor.execute("ROLLBACK")
                     raise
-                return rows
+            return rows
 
-        def lost() -> None:
-            close_quietly(self._local.connection)
-            self._local.connection = None
-
-        claims = (
-            name.startswith("claim_batch")
-            or name == "frontier_top"
-            or (name == "acquire_site" and params["release_sid"] is None)
-        )
-        stop = self.stop_event if claims else None
-        rows = retry_until_done(run, name, stop=stop, on_lost=lost)
+        rows = retry_until_done(run, asks[0][0], stop=self.stop_event, on_lost=self._lost)
         return [] if rows is None else rows
+
+    def _connection(self) -> Any:
+        """This thread's connection, opened (with the per-page statements prepared) on
+        first use and after a loss."""
+        if self._local.connection is None:
+            self._local.connection = psycopg2.connect(self._dsn)
+            self._local.connection.autocommit = True
+            with self._local.connection.cursor() as cursor:
+                cursor.execute(queries["crawler_session"])
+                for statement in _per_page().values():
+                    cursor.execute(statement.prepare)
+        return self._local.connection
+
+    def _lost(self) -> None:
+        close_quietly(self._local.connection)
+        self._local.connection = None
 
     # -- the watchdog ---------------------------------------------------------------
 
@@ -517,11 +539,12 @@ class Crawler:
         top = [oid for (oid,) in self._sql("frontier_top", params, fetch=True)]
         if not top:
             return self._in_turn(statement, params)
-        rows: list[tuple[Any, ...]] = []
         wanted = Counter(self.shards.group_of[oid_bucket(oid)] for oid in top)
-        for group, count in sorted(wanted.items()):
-            asked = {**params, "batch": count, "buckets": list(groups[group])}
-            rows += self._sql(statement, asked, fetch=True)
+        asks = [
+            (statement, {**params, "batch": count, "buckets": list(groups[group])})
+            for group, count in sorted(wanted.items())
+        ]
+        rows = self._claim_together(asks)
         rank = {oid: n for n, oid in enumerate(top)}
         rows.sort(key=lambda row: rank.get(row[0], len(rank)))
         return rows
