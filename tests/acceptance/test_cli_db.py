@@ -89,3 +89,19 @@ def test_unreachable_database_is_one_line_error(cli) -> None:  # type: ignore[no
     assert result.returncode == 2
     assert result.stderr.startswith("focuscrawl: error: cannot reach PostgreSQL")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_db_distribute_refuses_what_is_not_a_citus_coordinator(cli, db_url: str) -> None:  # type: ignore[no-untyped-def]
+    """db distribute with no database URL (the embedded server), on a PostgreSQL without
+    Citus, and with no shards: a one-line error each, and the database untouched."""
+    embedded = cli("db", "distribute")
+    assert embedded.returncode == 2
+    assert "needs FOCUSCRAWL_DATABASE_URL" in embedded.stderr
+    plain = cli("db", "distribute", env={"FOCUSCRAWL_DATABASE_URL": db_url})
+    assert plain.returncode != 0
+    assert plain.stderr.startswith("focuscrawl: error: this database has no Citus extension")
+    assert len(plain.stderr.strip().splitlines()) == 1
+    none = cli("db", "distribute", "--shards", "0", env={"FOCUSCRAWL_DATABASE_URL": db_url})
+    assert none.returncode == 2 and "--shards" in none.stderr
+    seeded = cli("seed", "add", "http://kept.example/", env={"FOCUSCRAWL_DATABASE_URL": db_url})
+    assert seeded.returncode == 0, seeded.stderr  # the schema is as it was
