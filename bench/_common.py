@@ -16,8 +16,9 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from focuscrawl.database import make_engine, upgrade
+from focuscrawl.database import execute, make_engine, upgrade
 from focuscrawl.embedded import EmbeddedServer
+from focuscrawl.queries import queries
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -57,6 +58,26 @@ def scratch_engine(database_url: str | None = None) -> Iterator[Engine]:
         finally:
             engine.dispose()
             server.down()
+
+
+@contextmanager
+def citus_cluster(shards: int = 8, base_port: int = 9720) -> Iterator[str]:
+    """A throw-away local Citus cluster (a coordinator and two workers), migrated and
+    distributed as ``db distribute --shards`` lays it out; its coordinator's URL."""
+    from focuscrawl.cluster import LocalCluster, citus_bin_dir
+    from focuscrawl.distribute import distribute
+
+    with tempfile.TemporaryDirectory(prefix="focuscrawl-bench-citus-") as home:
+        cluster = LocalCluster(Path(home), citus_bin_dir(), base_port=base_port)
+        url = cluster.up()
+        try:
+            engine = make_engine(url)
+            upgrade(engine)
+            distribute(engine, shards)
+            engine.dispose()
+            yield url
+        finally:
+            cluster.down()
 
 
 def percentiles(samples_s: list[float]) -> dict[str, float]:
@@ -115,10 +136,7 @@ def server_pid(connection: Any) -> int | None:
 def citus_worker_pids(connection: Any) -> dict[int, str]:
     """The postmasters of a Citus coordinator's workers on this machine, as
     "postgres workers" for :class:`CpuMeter`; none on one server."""
-    citus = connection.exec_driver_sql(
-        "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')"
-    ).scalar_one()
-    if not citus:
+    if not execute(connection, queries["citus_installed"]).scalar_one():
         return {}
     backends = connection.exec_driver_sql(
         "SELECT result FROM run_command_on_workers('SELECT pg_backend_pid()') WHERE success"

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,14 +28,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import percentiles, write_results
+from _common import citus_cluster, percentiles, scratch_engine, write_results
+from sqlalchemy.engine import Engine
 
-from focuscrawl.cluster import LocalCluster, citus_bin_dir
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.process import Crawler
-from focuscrawl.database import make_engine, upgrade
-from focuscrawl.distribute import distribute
-from focuscrawl.embedded import EmbeddedServer
 
 HOSTS = 10_000
 STEP = 1_000_000
@@ -59,29 +55,17 @@ LATERAL (SELECT '/p' || i AS path, 'http://' || h.host || '/p' || i AS url) AS u
 
 
 @contextlib.contextmanager
-def _target(kind: str, shards: int) -> Iterator[str]:
-    with tempfile.TemporaryDirectory(prefix=f"focuscrawl-bench-claims-{kind}-") as home:
-        if kind == "single":
-            server = EmbeddedServer(Path(home))
-            server.up()
-            try:
-                yield server.url()
-            finally:
-                server.down()
-            return
-        cluster = LocalCluster(Path(home), citus_bin_dir(), base_port=9740)
-        url = cluster.up()
-        try:
-            yield url
-        finally:
-            cluster.down()
+def _database(kind: str, shards: int) -> Iterator[Engine]:
+    """A migrated database: a throw-away embedded server, or a local cluster laid out
+    by ``db distribute``."""
+    with contextlib.ExitStack() as stack:
+        url = None
+        if kind == "citus":
+            url = stack.enter_context(citus_cluster(shards, base_port=9740))
+        yield stack.enter_context(scratch_engine(url))
 
 
-def _prepare(url: str, kind: str, shards: int) -> Any:
-    engine = make_engine(url)
-    upgrade(engine)
-    if kind == "citus":
-        distribute(engine, shards)
+def _add_hosts(engine: Engine, kind: str) -> None:
     with engine.begin() as connection:
         connection.exec_driver_sql(SITES % {"hosts": HOSTS})
         # the sites' ids by host, where a fill on any node can join them
@@ -89,10 +73,9 @@ def _prepare(url: str, kind: str, shards: int) -> Any:
         if kind == "citus":
             connection.exec_driver_sql("SELECT create_reference_table('bench_host')")
             connection.exec_driver_sql("SELECT create_reference_table('bench_site')")
-    return engine
 
 
-def _fill(engine: Any, have: int, want: int) -> float:
+def _fill(engine: Engine, have: int, want: int) -> float:
     start = time.perf_counter()
     for lo in range(have, want, STEP):
         with engine.begin() as connection:
@@ -103,7 +86,7 @@ def _fill(engine: Any, have: int, want: int) -> float:
     return time.perf_counter() - start
 
 
-def _claims(engine: Any, claims: int, batch: int) -> dict[str, Any]:
+def _claims(engine: Engine, claims: int, batch: int) -> dict[str, Any]:
     config = CrawlConfig(mode=Mode.SOFT, threads=1, quiet=True)
     crawler = Crawler(engine, config)
     crawler._read_shards()
@@ -134,8 +117,8 @@ def main() -> None:
     sizes = sorted(int(n) for n in args.rows.split(","))
     results: dict[str, Any] = {"batch": args.batch, "hosts": HOSTS, "targets": {}}
     for kind in args.targets.split(","):
-        with _target(kind, args.shards) as url:
-            engine = _prepare(url, kind, args.shards)
+        with _database(kind, args.shards) as engine:
+            _add_hosts(engine, kind)
             have = 0
             rows: dict[str, Any] = {}
             for size in sizes:
@@ -150,7 +133,6 @@ def main() -> None:
                     f"({measured['shards']} shard(s); filled in {seconds:.0f} s)",
                     flush=True,
                 )
-            engine.dispose()
             results["targets"][kind] = rows
     print(f"wrote {write_results('claim_latency', results)}")
 

@@ -36,7 +36,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     HEAP_PAGES_PER_CLAIM,
     CpuMeter,
+    citus_cluster,
     citus_worker_pids,
     scratch_engine,
     server_pid,
@@ -78,7 +78,6 @@ def run_crawl(
     max_backlog: int | None = None,
     database_url: str | None = None,
     focus: str = "soft",
-    citus: bool = False,
 ) -> dict[str, Any]:
     """Crawl ``fetch`` pages of a synthetic web with focuscrawl; return the measurements.
 
@@ -120,7 +119,7 @@ def run_crawl(
         with engine.connect() as connection:
             postmaster = server_pid(connection)
             workers = citus_worker_pids(connection)
-        citus = citus or bool(workers)
+        citus = bool(workers)
         start = time.perf_counter()
         with CpuMeter(roles, postmaster, workers) as meter, _Timeline(engine) as timeline:
             crawlers += [
@@ -146,11 +145,8 @@ def run_crawl(
                 "SELECT count(*) FILTER (WHERE state = 2), count(*) FROM doc"
             ).one()
             links = connection.exec_driver_sql("SELECT count(*) FROM link").scalar_one()
-        sizes: dict[str, Any] = {}
-        # on a cluster the coordinator holds no shard: the sizes are measured on one server
-        with engine.connect() as connection:
-            if not citus:
-                sizes = _sizes(connection, docs, links)
+            # on a cluster the coordinator holds no shard: sizes are measured on one server
+            sizes = {} if citus else _sizes(connection, docs, links)
     extra: dict[str, Any] = {}
     if classify_with is not None:
         extra = {
@@ -283,28 +279,8 @@ def main() -> None:
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         if args.citus:
-            args.database_url = stack.enter_context(_citus_cluster())
+            args.database_url = stack.enter_context(citus_cluster())
         _run(args)
-
-
-@contextlib.contextmanager
-def _citus_cluster() -> Iterator[str]:
-    """A local coordinator and two workers, the crawl's tables distributed on them."""
-    from focuscrawl.cluster import LocalCluster, citus_bin_dir
-    from focuscrawl.database import make_engine, upgrade
-    from focuscrawl.distribute import distribute
-
-    with tempfile.TemporaryDirectory(prefix="focuscrawl-bench-citus-") as home:
-        cluster = LocalCluster(Path(home), citus_bin_dir(), base_port=9720)
-        url = cluster.up()
-        try:
-            engine = make_engine(url)
-            upgrade(engine)
-            distribute(engine, 8)
-            engine.dispose()
-            yield url
-        finally:
-            cluster.down()
 
 
 def _run(args: argparse.Namespace) -> None:
@@ -319,7 +295,6 @@ def _run(args: argparse.Namespace) -> None:
         args.max_backlog if args.classify else None,
         args.database_url,
         args.mode,
-        args.citus,
     )
     fetched, docs, links = result["fetched"], result["doc_rows"], result["link_rows"]
     elapsed = result["seconds"]
