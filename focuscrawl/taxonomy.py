@@ -49,6 +49,7 @@ class Tree:
 
     nodes: dict[int, Node]
     children: dict[int, list[int]] = field(default_factory=dict)
+    _digest: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, nodes: Iterable[Node]) -> Tree:
@@ -159,10 +160,12 @@ class Tree:
 
     def digest(self) -> str:
         """Identifies the tree's shape and names (not its good marks)."""
-        text = "\n".join(
-            f"{n.kcid}\t{n.pcid}\t{n.name}" for n in sorted(self.nodes.values(), key=_kcid)
-        )
-        return hashlib.sha256(text.encode()).hexdigest()
+        if self._digest is None:
+            text = "\n".join(
+                f"{n.kcid}\t{n.pcid}\t{n.name}" for n in sorted(self.nodes.values(), key=_kcid)
+            )
+            self._digest = hashlib.sha256(text.encode()).hexdigest()
+        return self._digest
 
     # --- goodness ----------------------------------------------------------------
 
@@ -254,12 +257,21 @@ def tree_from_edges(edges: Sequence[tuple[str, str]]) -> Tree:
 # --- the database ------------------------------------------------------------------
 
 
-def load_tree(connection: Connection) -> Tree:
-    """The taxonomy table as a tree; raises when none is loaded."""
+def load_tree(connection: Connection, known: Tree | None = None) -> Tree:
+    """The taxonomy table as a tree; raises when none is loaded. ``known``, a tree read
+    before, is returned itself when the table still holds exactly its nodes (a process
+    that reads the tree for every batch checks and hashes it once)."""
     rows = execute(connection, queries["taxonomy_nodes"]).fetchall()
     if not rows:
         raise TaxonomyError("no taxonomy is loaded; run: focuscrawl taxonomy import")
-    return Tree.of(Node(r.kcid, r.pcid, r.kcname, bool(r.good)) for r in rows)
+    nodes = [Node(r.kcid, r.pcid, r.kcname, bool(r.good)) for r in rows]
+    if (
+        known is not None
+        and len(nodes) == len(known.nodes)
+        and all(known.nodes.get(node.kcid) == node for node in nodes)
+    ):
+        return known
+    return Tree.of(nodes)
 
 
 def set_good(engine: Engine, refs: Sequence[str], good: bool) -> list[str]:

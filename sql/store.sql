@@ -6,16 +6,14 @@
 -- sites and URLs go in key order.
 
 -- create_staging --
--- One row per outcome (its site and depth, and the state its out-links get), one per
--- page text, one per out-link. Texts are staged uncompressed, as doc_text keeps them
--- (migration 0015): a text compressed here would be stored compressed.
+-- One row per outcome (its site and depth, and the state its out-links get) and one per
+-- out-link. Page texts are not staged: they are COPYed into doc_text once their pages
+-- are locked (forget_texts), as staging 20 KB texts wrote and read each one twice.
 CREATE TEMP TABLE IF NOT EXISTS stage_result (
     oid bigint, state smallint, http_status smallint, error varchar(64),
     content_type varchar(128), content_hash bigint, title text, etag varchar(128),
     last_modified varchar(64), sid integer, depth smallint, link_state smallint
 ) ON COMMIT DELETE ROWS;
-CREATE TEMP TABLE IF NOT EXISTS stage_text (oid bigint, text text STORAGE EXTERNAL)
-    ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_link (
     oid_src bigint, oid_dst bigint, bytehash integer, https boolean, host text, path text,
     anchor text, context text, estimate float8
@@ -49,8 +47,9 @@ ON CONFLICT (host, bucket) DO NOTHING;
 -- (oid and bytehash come computed by the crawler, as focuscrawl.urls and url_oid agree;
 -- doc keeps the URL's path, site its host.) One row per URL, the best of its links in
 -- the batch, in key order, so that concurrent stores lock rows in one order; URLs
--- already fetched, failed or excluded are left out first, since ON CONFLICT DO UPDATE
--- locks the row it meets even when it changes nothing (a classifier holds fetched ones).
+-- already fetched, failed or excluded, or already estimated as high, are left out
+-- first, since ON CONFLICT DO UPDATE locks the row it meets even when it changes nothing
+-- (a classifier holds fetched ones; a lock dirties the row's page as an update would).
 -- Only URLs of %(buckets)s: on one server every bucket of the batch's links, one
 -- statement; on a Citus cluster the buckets of one shard, shard after shard in shard
 -- order (focuscrawl.shards), so that the order is (shard, oid) in every transaction
@@ -67,7 +66,8 @@ JOIN site AS s ON s.host = l.host AND s.bucket = oid_bucket(l.oid_dst)
 WHERE oid_bucket(l.oid_dst) = ANY(%(buckets)s::smallint[]) AND s.bucket = ANY(%(buckets)s::smallint[])
   AND NOT EXISTS (SELECT FROM doc AS k WHERE k.oid = l.oid_dst AND k.bucket = s.bucket
                                        AND k.bucket = ANY(%(buckets)s::smallint[])
-                                       AND k.state IN (1, 2, 3, 5))
+                                       AND (k.state IN (1, 2, 3, 5)
+                                            OR k.relevance >= coalesce(l.estimate, '-Infinity')))
 ORDER BY l.oid_dst, l.estimate DESC NULLS LAST, r.depth
 ON CONFLICT (oid, bucket) DO UPDATE
     SET relevance = EXCLUDED.relevance, estimated_by = EXCLUDED.estimated_by
@@ -103,10 +103,11 @@ FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
 JOIN site AS s ON s.host = l.host AND s.bucket = oid_bucket(l.oid_dst);
 
--- store_texts --
-INSERT INTO doc_text (oid, bucket, text)
-SELECT oid, oid_bucket(oid), text FROM stage_text
-ON CONFLICT (oid, bucket) DO UPDATE SET text = EXCLUDED.text;
+-- forget_texts --
+-- The old text of pages fetched again, before their new texts are COPYed into doc_text
+-- (pages locked first, lock_pages; shard by shard on a Citus cluster, as lock_pages).
+DELETE FROM doc_text
+WHERE oid = ANY(%(oids)s::bigint[]) AND bucket = ANY(%(buckets)s::smallint[]);
 
 -- store_results --
 -- Fetched pages leave the frontier; failed tries count and, while tries remain, go back

@@ -53,7 +53,7 @@ log = logging.getLogger("focuscrawl.classifier")
 ALPHA = 1e-4  # L2 strength of the SGD
 BOOTSTRAP_EPOCHS = 5
 RETRAIN_MIN = 100
-RETRAIN_SHARE = 0.01
+RETRAIN_SHARE = 0.1
 KEEP_WEIGHTS = 5  # versions whose weights are kept
 
 

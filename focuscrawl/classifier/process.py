@@ -92,6 +92,8 @@ class Classifier:
         self.stop_event = threading.Event()
         self._model: StoredModel | None = None
         self._link_model: LinkModel | None = None
+        self._tree: Tree | None = None  # read every batch, rebuilt when it changed
+        self._good: tuple[Tree, tuple[list[int], list[int]]] | None = None
         self.learner = LinkLearner()
         self.estimate = "soft"
         self._shards: ShardMap | None = None  # read once, at the first batch
@@ -156,7 +158,7 @@ class Classifier:
     ) -> tuple[list[float | None], list[int | None]]:
         """Relevance (log R) and best leaf of each claimed page (None: no text); node
         scores written. The ground-truth scorer of the evaluation overrides this."""
-        frontier, _ = good_sets(tree)
+        frontier, _ = self.good_sets(tree)
         with_text = [r for r in rows if r.text]
         relevances: list[float | None] = [None] * len(rows)
         cids: list[int | None] = [None] * len(rows)
@@ -180,6 +182,12 @@ class Classifier:
             },
         )
         return relevances, cids
+
+    def good_sets(self, tree: Tree) -> tuple[list[int], list[int]]:
+        """``good_sets`` of the tree, worked out once for each tree read."""
+        if self._good is None or self._good[0] is not tree:
+            self._good = (tree, good_sets(tree))
+        return self._good[1]
 
     def _shard_map(self, connection: Connection) -> ShardMap:
         if self._shards is None:
@@ -205,13 +213,13 @@ class Classifier:
         started = time.monotonic()
         with self.engine.begin() as connection:
             stored = self._current_model(connection)
-            tree = load_tree(connection)
+            tree = self._tree = load_tree(connection, self._tree)
             stored.check_tree(tree)
             rows = self._claim(connection)
             if not rows:
                 return 0
             self._link_state(connection)
-            frontier, good_leaves = good_sets(tree)
+            frontier, good_leaves = self.good_sets(tree)
             relevances, cids = self.score(stored, tree, connection, rows)
             oids = [r.oid for r in rows]
             parents = write_scores(connection, stored.model_id, oids, relevances, cids)

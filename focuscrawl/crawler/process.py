@@ -43,7 +43,7 @@ from focuscrawl.database import (
     ensure_branch,
     retry_until_done,
 )
-from focuscrawl.errors import ConfigError
+from focuscrawl.errors import ConfigError, DatabaseError
 from focuscrawl.metrics import CrawlerMetrics
 from focuscrawl.notify import PAGES_SCORED, Listener
 from focuscrawl.queries import Prepared, prepared, queries
@@ -273,6 +273,8 @@ class Crawler:
             if leftover:
                 self._release_claims([c.oid for c in leftover])
             self.store.close()
+            if self.store.failure is not None and self.store.unstored():
+                self._release_claims(self.store.unstored())  # back to the frontier now
             self.fetcher.close()
             if self.warc is not None:
                 self.warc.close()
@@ -355,6 +357,11 @@ class Crawler:
         idle_since: float | None = None
         next_claim = 0.0
         while not self.stop_event.is_set():
+            if self.store.failure is not None:
+                raise DatabaseError(
+                    f"the crawl stopped: storing pages failed ({self.store.failure}); "
+                    "every page stored before it is kept, the others return to the frontier"
+                )
             now = time.monotonic()
             if now >= next_recover:
                 self._sql("recover_expired_leases", {})

@@ -9,6 +9,7 @@ retries; nothing already fetched is lost while the database restarts.
 from __future__ import annotations
 
 import io
+import logging
 import threading
 from collections import deque
 from collections.abc import Iterable
@@ -24,9 +25,11 @@ from focuscrawl.linkmodel import LinkParts
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
 from focuscrawl.shards import ShardMap
-from focuscrawl.urls import split_url, url_ids
+from focuscrawl.urls import oid_bucket, split_url, url_ids
 
 __all__ = ["Claim", "Outcome", "Store", "copy_rows"]
+
+log = logging.getLogger("focuscrawl.crawler")
 
 BATCH = 500
 FLUSH_SECONDS = 0.25
@@ -150,6 +153,10 @@ class Store:
         #: which buckets share a shard: the crawler sets it from the database it crawls
         #: into (one group on one server), and pages are locked shard by shard
         self.shards = ShardMap.single()
+        #: why the store thread stopped, when PostgreSQL refused a write for good (a
+        #: server too old for the schema, a table dropped under the crawl); the crawler
+        #: stops on it rather than fetch pages nobody stores
+        self.failure: str | None = None
 
     def start(self) -> None:
         self._thread.start()
@@ -185,15 +192,21 @@ class Store:
             self._connection.close()
 
     def _run(self) -> None:
-        while True:
-            self._full.wait(FLUSH_SECONDS)
-            self._full.clear()
-            stopping = self._stop.is_set()
-            while self._pending:
-                batch = [self._pending.popleft() for _ in range(min(BATCH, len(self._pending)))]
-                self._write_until_done(batch)
-            if stopping:
-                return
+        try:
+            while True:
+                self._full.wait(FLUSH_SECONDS)
+                self._full.clear()
+                stopping = self._stop.is_set()
+                while self._pending:
+                    size = min(BATCH, len(self._pending))
+                    batch = [self._pending.popleft() for _ in range(size)]
+                    self._write_until_done(batch)
+                if stopping:
+                    return
+        except Exception as exc:  # not an outage or a deadlock: the crawl cannot store
+            reason = (str(getattr(exc, "orig", exc)).strip().splitlines() or [repr(exc)])[0]
+            log.error("event=store_failed error=%s", reason[:200])
+            self.failure = f"{type(exc).__name__}: {reason[:200]}"
 
     def _write_until_done(self, batch: list[Outcome]) -> None:
         """Store a batch, waiting out a database outage: nothing fetched is lost."""
@@ -202,8 +215,16 @@ class Store:
             close_quietly(self._connection)
             self._connection = None
 
-        retry_until_done(lambda: self.write(batch), "store", on_lost=lost)
+        try:
+            retry_until_done(lambda: self.write(batch), "store", on_lost=lost)
+        except Exception:
+            self._pending.extendleft(reversed(batch))  # not stored: still the store's
+            raise
         self.stored += len(batch)
+
+    def unstored(self) -> list[int]:
+        """The claims of the outcomes a failed store never wrote (read once it stopped)."""
+        return [outcome.claim.oid for outcome in self._pending]
 
     def _cursor(self) -> Any:
         if self._connection is None:
@@ -229,13 +250,11 @@ class Store:
                  outcome.last_modified, claim.sid, claim.depth, int(outcome.link_state))
             )  # fmt: skip
             if outcome.text is not None:
-                texts.append((claim.oid, outcome.text))
+                texts.append((claim.oid, oid_bucket(claim.oid), outcome.text))
         with_links = any(outcome.links for outcome in outcomes)
         targets: set[int] = set()
         with self._cursor() as cursor:
             copy_rows(cursor, "stage_result", results)
-            if texts:
-                copy_rows(cursor, "stage_text", texts)
             if with_links:
                 self.estimates.refresh(cursor)
                 lines, targets = _link_lines(outcomes, self.estimates)
@@ -255,7 +274,9 @@ class Store:
             if with_links:
                 cursor.execute(queries["store_links"])
             if texts:
-                cursor.execute(queries["store_texts"])
+                for buckets, oids in self.shards.split(oid for oid, _, _ in texts):
+                    cursor.execute(queries["forget_texts"], {"oids": oids, "buckets": buckets})
+                copy_rows(cursor, "doc_text (oid, bucket, text)", texts)
             cursor.execute(queries["store_results"])
             cursor.execute(queries["store_fetches"])
             if any(outcome.state == DocState.FETCHED for outcome in outcomes):

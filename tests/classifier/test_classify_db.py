@@ -122,6 +122,40 @@ def test_rescore_follows_new_marks_without_retraining(
     assert _estimates_where(engine, "abs(d.relevance - max(p.relevance)) > 1e-9") == []
 
 
+def test_a_running_classifier_scores_with_marks_changed_under_it(
+    trained: sa.Engine, topics_web: WebBoxThread
+) -> None:
+    """The classifier reads the tree every batch and rebuilds it only when it changed:
+    a mark changed between two batches is in the second."""
+    engine = trained
+    classifier = Classifier(engine)
+    crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT_1999, max_pages=8, threads=2)
+    classifier.run(once=True)
+    first = {r.oid for r in _rows(engine, "SELECT oid FROM doc WHERE state = 2")}
+    with engine.connect() as connection:
+        assert load_tree(connection, classifier._tree) is classifier._tree  # unchanged
+    set_good(engine, ["topics.sports"], False)
+    set_good(engine, ["topics.science"], True)
+    crawl(engine, topics_web.proxy, [], mode=Mode.SOFT_1999, max_pages=8, threads=2)
+    classifier.run(once=True)
+    fetched = [
+        r
+        for r in _rows(
+            engine,
+            "SELECT d.oid, d.relevance, f.title, t.text FROM doc d JOIN doc_fetch f USING (oid) "
+            "JOIN doc_text t USING (oid) WHERE d.state = 2",
+        )
+        if r.oid not in first
+    ]
+    assert fetched, "the second crawl fetched nothing: the test proves nothing"
+    with engine.connect() as connection:
+        tree = load_tree(connection)
+    expected = latest_model(engine).model.score(
+        [document_text(r.title, r.text) for r in fetched]
+    ).log_relevance(tree.good_frontier())
+    assert np.allclose([r.relevance for r in fetched], expected, atol=1e-4)
+
+
 def test_soft_crawl_takes_the_frontier_in_written_relevance_order(
     trained: sa.Engine, topics_web: WebBoxThread
 ) -> None:

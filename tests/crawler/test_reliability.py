@@ -108,6 +108,37 @@ def test_sigterm_finishes_in_flight_work_and_returns_claims(
     assert DocState.LEASED not in states(engine)
 
 
+def test_a_store_postgresql_refuses_stops_the_crawl_with_one_line_and_loses_nothing(
+    engine: sa.Engine, db_url: str, webbox: WebBoxThread, synthetic: SyntheticCorpus
+) -> None:
+    """Not an outage nor a deadlock: the store cannot write (here doc_text is renamed
+    away under the crawl). The crawler stops with one line instead of fetching on."""
+    _seed(engine, [synthetic.url(p) for p in range(0, 3000, 100)])
+    process = _crawler(db_url, webbox.proxy, "--host-delay", "0.2", "--threads", "4")
+    _wait_for(engine, "SELECT count(*) FROM doc WHERE state = 2", 10)
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql("ALTER TABLE doc_text RENAME TO doc_text_away")
+            kept = connection.exec_driver_sql("SELECT count(*) FROM doc_text_away").scalar()
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        with engine.begin() as connection:
+            connection.exec_driver_sql("ALTER TABLE doc_text_away RENAME TO doc_text")
+    assert process.returncode == 2, (out, err)
+    message = err.strip().splitlines()[-1]
+    assert message.startswith("focuscrawl: error: the crawl stopped: storing pages failed")
+    assert "doc_text" in message
+    with engine.connect() as connection:
+        texts = connection.exec_driver_sql("SELECT count(*) FROM doc_text").scalar()
+        fetched = connection.exec_driver_sql("SELECT count(*) FROM doc WHERE state = 2").scalar()
+        leases = connection.exec_driver_sql("SELECT count(*) FROM doc_lease").scalar()
+    assert texts >= kept > 0 and fetched == texts  # what was stored stays, all of a page
+    assert leases == 0 and DocState.LEASED not in states(engine)  # the rest: frontier
+
+
 def test_four_processes_never_fetch_a_url_twice_nor_break_the_host_delay(
     engine: sa.Engine, db_url: str, webbox: WebBoxThread, synthetic: SyntheticCorpus, tmp_path: Path
 ) -> None:

@@ -8,6 +8,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from focuscrawl.database import (
+    OPTIONAL_BRANCHES,
+    _branch_head,
+    _shipped_heads,
+    current_heads,
     current_revision,
     downgrade,
     ensure_branch,
@@ -140,6 +144,24 @@ def test_ensure_schema_upgrades_a_database_that_is_behind(empty_db_url: str) -> 
     with engine.connect() as connection:
         assert current_revision(connection) == head_revision()
     engine.dispose()
+
+
+def test_the_heads_read_without_alembic_are_alembics(engine: sa.Engine) -> None:
+    """ensure_schema's first look (migration files read as text, alembic_version by SQL)
+    sees what alembic sees, with and without the optional branch."""
+    main, newest = _shipped_heads()
+    assert main == head_revision()
+    assert newest == {head_revision(), *(_branch_head(label) for label in OPTIONAL_BRANCHES)}
+    for _ in range(2):
+        with engine.connect() as connection:
+            alembics = MigrationContext.configure(connection).get_current_heads()
+            assert set(current_heads(connection)) == set(alembics)
+        ensure_branch(engine, "baselines")
+    with engine.connect() as connection:
+        assert set(current_heads(connection)) == newest
+    with engine.begin() as connection:
+        connection.exec_driver_sql("DROP TABLE alembic_version")
+        assert current_heads(connection) == ()  # a database no migration has touched
 
 
 def test_ensure_schema_refuses_a_schema_from_a_newer_version(engine: sa.Engine) -> None:
