@@ -279,12 +279,20 @@ class Crawler:
             if self.warc is not None:
                 self.warc.close()
             self._report(final=True)
+        if self.store.failure is not None:  # failed while the last pages were stored
+            raise self._store_failed()
         if self._warc_error is not None:
             raise ConfigError(
                 f"WARC writing failed ({self._warc_error}): the crawl stopped; every page "
                 "fetched is stored, the last may be missing from the WARC files"
             )
         return self.stats
+
+    def _store_failed(self) -> DatabaseError:
+        return DatabaseError(
+            f"the crawl stopped: storing pages failed ({self.store.failure}); "
+            "every page stored before it is kept, the others return to the frontier"
+        )
 
     def _record(self, exchange: Exchange) -> None:
         """Write an exchange to the WARC files; a failure (a full disk) stops the crawl
@@ -358,10 +366,7 @@ class Crawler:
         next_claim = 0.0
         while not self.stop_event.is_set():
             if self.store.failure is not None:
-                raise DatabaseError(
-                    f"the crawl stopped: storing pages failed ({self.store.failure}); "
-                    "every page stored before it is kept, the others return to the frontier"
-                )
+                raise self._store_failed()
             now = time.monotonic()
             if now >= next_recover:
                 self._sql("recover_expired_leases", {})

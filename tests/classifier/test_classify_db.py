@@ -150,9 +150,11 @@ def test_a_running_classifier_scores_with_marks_changed_under_it(
     assert fetched, "the second crawl fetched nothing: the test proves nothing"
     with engine.connect() as connection:
         tree = load_tree(connection)
-    expected = latest_model(engine).model.score(
-        [document_text(r.title, r.text) for r in fetched]
-    ).log_relevance(tree.good_frontier())
+    expected = (
+        latest_model(engine)
+        .model.score([document_text(r.title, r.text) for r in fetched])
+        .log_relevance(tree.good_frontier())
+    )
     assert np.allclose([r.relevance for r in fetched], expected, atol=1e-4)
 
 
