@@ -155,7 +155,8 @@ _MIGRATION_FIELD = re.compile(r"^(revision|down_revision|branch_labels)\b[^=]*=(
 def _shipped_heads() -> tuple[str, frozenset[str]]:
     """(the main line's newest revision, the newest of every line) of the migrations
     that ship with the package, read off their files without alembic: what
-    ``ensure_schema`` checks first (``tests/unit`` check it against alembic's graph)."""
+    ``ensure_schema`` checks first (tests/integration/test_migrations.py holds it to
+    alembic's graph)."""
     below: dict[str, list[str]] = {}
     labelled: set[str] = set()
     for path in (resource_dir("migrations") / "versions").glob("*.py"):
