@@ -43,6 +43,7 @@ __all__ = [
     "engine_dsn",
     "ensure_branch",
     "ensure_schema",
+    "error_line",
     "execute",
     "head_revision",
     "libpq_url",
@@ -69,11 +70,17 @@ OPTIONAL_BRANCHES = ("baselines",)
 _MIGRATION_LOCK_KEY = 0x66C0_0001
 
 
-def unreachable(exc: BaseException) -> DatabaseError:
-    """A one-line error for a server that went away or never answered (never the DSN)."""
+def error_line(exc: BaseException) -> str:
+    """The first line of a database error's message (the driver's error, when SQLAlchemy
+    wraps one), or its type when it says nothing: what a one-line message quotes."""
     reason = getattr(exc, "orig", None) or exc
     lines = str(reason).strip().splitlines()
-    return DatabaseError(f"cannot reach PostgreSQL: {lines[0] if lines else type(reason).__name__}")
+    return lines[0] if lines else type(reason).__name__
+
+
+def unreachable(exc: BaseException) -> DatabaseError:
+    """A one-line error for a server that went away or never answered (never the DSN)."""
+    return DatabaseError(f"cannot reach PostgreSQL: {error_line(exc)}")
 
 
 def database_url(settings: Settings) -> str:
@@ -228,9 +235,8 @@ def _with_lock(engine: Engine, action: str, revision: str) -> None:
     except sa.exc.OperationalError as exc:
         raise unreachable(exc) from exc
     except sa.exc.DBAPIError as exc:
-        first = str(exc.orig).strip().splitlines()[0]
         raise SchemaError(
-            f"migration ({action} to {revision}) failed and was rolled back: {first}"
+            f"migration ({action} to {revision}) failed and was rolled back: {error_line(exc)}"
         ) from exc
 
 
@@ -385,9 +391,8 @@ def retry_until_done(
             again = rolled_back(exc)
             if not again and not unavailable(exc):
                 raise
-            reason = str(getattr(exc, "orig", exc)).strip().splitlines()
             event = "retry" if again else "db_wait"
-            _log.warning("event=%s what=%s error=%s", event, what, (reason or [""])[0][:100])
+            _log.warning("event=%s what=%s error=%s", event, what, error_line(exc)[:100])
             if on_lost is not None:
                 on_lost()
             pause = 0.05 if again else OUTAGE_RETRY_S
@@ -413,7 +418,7 @@ def sibling_database(engine: Engine, name: str, template: str | None = None) -> 
             connection.exec_driver_sql(create)
     except sa.exc.ProgrammingError as exc:
         raise DatabaseError(
-            f"cannot create database {name!r} ({str(exc.orig).strip().splitlines()[0]}); "
+            f"cannot create database {name!r} ({error_line(exc)}); "
             "the evaluation needs a PostgreSQL role with CREATEDB"
         ) from exc
     sibling = make_engine(engine.url.set(database=name).render_as_string(hide_password=False))

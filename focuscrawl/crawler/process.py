@@ -273,8 +273,9 @@ class Crawler:
             if leftover:
                 self._release_claims([c.oid for c in leftover])
             self.store.close()
-            if self.store.failure is not None and self.store.unstored():
-                self._release_claims(self.store.unstored())  # back to the frontier now
+            unstored = self.store.unstored() if self.store.failure is not None else []
+            if unstored:
+                self._release_claims(unstored)  # back to the frontier now
             self.fetcher.close()
             if self.warc is not None:
                 self.warc.close()

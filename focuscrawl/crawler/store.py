@@ -20,7 +20,7 @@ import psycopg2
 from sqlalchemy.engine import Engine
 
 from focuscrawl.crawler.estimates import CheckInEstimates
-from focuscrawl.database import close_quietly, engine_dsn, retry_until_done
+from focuscrawl.database import close_quietly, engine_dsn, error_line, retry_until_done
 from focuscrawl.linkmodel import LinkParts
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
@@ -204,9 +204,9 @@ class Store:
                 if stopping:
                     return
         except Exception as exc:  # not an outage or a deadlock: the crawl cannot store
-            reason = (str(getattr(exc, "orig", exc)).strip().splitlines() or [repr(exc)])[0]
-            log.error("event=store_failed error=%s", reason[:200])
-            self.failure = f"{type(exc).__name__}: {reason[:200]}"
+            reason = error_line(exc)[:200]
+            log.error("event=store_failed error=%s", reason)
+            self.failure = f"{type(exc).__name__}: {reason}"
 
     def _write_until_done(self, batch: list[Outcome]) -> None:
         """Store a batch, waiting out a database outage: nothing fetched is lost."""
