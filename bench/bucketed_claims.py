@@ -46,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import scratch_engine, write_results
 
+from focuscrawl import shards as shards_module
 from focuscrawl.classifier import process as classifier_process
 from focuscrawl.crawler import process
 from focuscrawl.evaluation.experiment import EvalOptions, evaluate, sweep_summary
@@ -159,14 +160,14 @@ def sweep(
     server, proxy = start_server_process(home, str(directory), "--no-faults")
     started = time.perf_counter()
     original = process.Crawler._sql
-    layouts = (process.shard_map, classifier_process.shard_map)
+    layouts = (shards_module.shard_map, classifier_process.shard_map)
     try:
         with scratch_engine() as engine:
             if variant == "global":
                 result = evaluate(engine, directory, proxy, options)
             elif variant == "shards":
                 layout = ShardMap.of([bucket % shards for bucket in ALL_BUCKETS])
-                process.shard_map = classifier_process.shard_map = lambda _: layout  # type: ignore[assignment]
+                shards_module.shard_map = classifier_process.shard_map = lambda _: layout  # type: ignore[assignment]
                 result = evaluate(engine, directory, proxy, options)
             else:
                 process.Crawler._sql = _patched_sql(chooser)  # type: ignore[method-assign]
@@ -174,7 +175,7 @@ def sweep(
                     result = evaluate(engine, directory, proxy, options)
     finally:
         process.Crawler._sql = original  # type: ignore[method-assign]
-        process.shard_map, classifier_process.shard_map = layouts
+        shards_module.shard_map, classifier_process.shard_map = layouts
         server.terminate()
         server.communicate()
     harvests = {t["topic"]: t["strategies"]["soft"]["harvest"] for t in result["topics"]}

@@ -65,17 +65,27 @@ class LocalCluster:
     nodes: list[EmbeddedServer] = field(init=False)
 
     def __post_init__(self) -> None:
-        settings = {"shared_preload_libraries": "'citus'", "max_connections": "200"}
+        # wal_level logical: Citus moves and splits shards without blocking writes
+        # (its rebalancer's default) by logical replication
+        settings = {
+            "shared_preload_libraries": "'citus'",
+            "max_connections": "200",
+            "wal_level": "logical",
+        }
         self.nodes = [
             EmbeddedServer(
                 self.home / ("coordinator" if n == 0 else f"worker{n}"),
                 NODE_SHARED_BUFFERS,
                 bin_dir=self.bin_dir,
                 port=self.base_port + n,
-                settings=settings,
+                settings=dict(settings),
             )
             for n in range(self.workers + 1)
         ]
+        for node in self.nodes:
+            # how a node reaches itself when it moves a shard: its socket, as no TCP
+            # port is open (Citus's default is localhost)
+            node.settings["citus.local_hostname"] = f"'{node.socket_dir()}'"
 
     @property
     def coordinator(self) -> EmbeddedServer:

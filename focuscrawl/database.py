@@ -46,6 +46,7 @@ __all__ = [
     "error_line",
     "execute",
     "head_revision",
+    "layout_changed",
     "libpq_url",
     "make_engine",
     "open_database",
@@ -309,12 +310,14 @@ def rolled_back(exc: BaseException) -> bool:
 
 
 def retry_rolled_back(action: Callable[[], _T], attempts: int = 5) -> _T:
-    """Run a transaction, again (up to ``attempts`` times) when PostgreSQL rolls it back."""
+    """Run a transaction, again (up to ``attempts`` times) when PostgreSQL rolls it back
+    or Citus's shards changed under it (a transaction that reads the layout, as the
+    distiller's does, reads the new one)."""
     for attempt in range(1, attempts + 1):
         try:
             return action()
-        except sa.exc.OperationalError as exc:
-            if not rolled_back(exc) or attempt == attempts:
+        except sa.exc.DBAPIError as exc:
+            if not (rolled_back(exc) or layout_changed(exc)) or attempt == attempts:
                 raise
             _log.warning("event=retry attempt=%d error=%s", attempt, str(exc.orig).strip()[:80])
             time.sleep(0.05 * attempt)
@@ -323,6 +326,29 @@ def retry_rolled_back(action: Callable[[], _T], attempts: int = 5) -> _T:
 
 #: Seconds a long-running program waits before it tries PostgreSQL again.
 OUTAGE_RETRY_S = 1.0
+
+#: What Citus says of a statement built on a layout of shards that has since changed
+#: (docs/discussions/scale-out.md, "Moving and splitting shards"): a shard split (or
+#: dropped) under the statement, or buckets that a split has put in two shards, which a
+#: statement that locks rows may not name
+_LAYOUT_CHANGED = (
+    "could not find valid entry for shard",
+    "could not run distributed query with FOR UPDATE/SHARE commands",
+)
+#: Times in a row a statement is tried again after its layout changed before its error
+#: is taken for what it says: a split settles in one try, a statement wrong on every
+#: layout must not loop for ever
+LAYOUT_RETRIES = 10
+
+
+def layout_changed(exc: BaseException) -> bool:
+    """Citus refused the statement because the shards it was grouped by have changed:
+    reading the layout again and running it again is the cure."""
+    orig = getattr(exc, "orig", exc)
+    if not isinstance(orig, psycopg2.Error):
+        return False
+    message = str(orig)
+    return any(phrase in message for phrase in _LAYOUT_CHANGED)
 
 
 def unavailable(exc: BaseException) -> bool:
@@ -370,15 +396,20 @@ def retry_until_done(
     *,
     stop: threading.Event | None = None,
     on_lost: Callable[[], None] | None = None,
+    on_layout: Callable[[], None] | None = None,
 ) -> _T | None:
     """Run the transaction ``action`` until PostgreSQL lets it finish.
 
     When PostgreSQL rolls it back (a deadlock) it runs again at once; when the database
     is away (see ``unavailable``) it runs again after ``OUTAGE_RETRY_S``, for as long
     as the outage lasts. Either way ``on_lost`` is called first, to drop the connection
-    the failure left behind, and the event is logged. Any other error propagates. With
-    ``stop``, a set event ends a wait and the result is None: the caller gives up.
+    the failure left behind, and the event is logged. When Citus says the shards have
+    changed under it (``layout_changed``), ``on_lost`` and then ``on_layout`` (to read
+    the layout again) are called, and it runs again, up to ``LAYOUT_RETRIES`` times in a
+    row. Any other error propagates. With ``stop``, a set event ends a wait and the
+    result is None: the caller gives up.
     """
+    layout_retries = 0
     while True:
         try:
             return action()
@@ -388,18 +419,36 @@ def retry_until_done(
             exc = _database_error(raised)
             if exc is None:
                 raise
-            again = rolled_back(exc)
+            relaid = layout_changed(exc) and layout_retries < LAYOUT_RETRIES
+            again = rolled_back(exc) or relaid
             if not again and not unavailable(exc):
                 raise
-            event = "retry" if again else "db_wait"
+            event = "layout_changed" if relaid else "retry" if again else "db_wait"
             _log.warning("event=%s what=%s error=%s", event, what, error_line(exc)[:100])
             if on_lost is not None:
                 on_lost()
-            pause = 0.05 if again else OUTAGE_RETRY_S
+            if relaid:
+                layout_retries += 1
+                _read_layout(on_layout)
+            pause = 0.05 * layout_retries if relaid else 0.05 if again else OUTAGE_RETRY_S
             if stop is None:
                 time.sleep(pause)
             elif stop.wait(pause):
                 return None
+
+
+def _read_layout(read: Callable[[], None] | None) -> None:
+    """``read`` the layout again; a database error doing so leaves the old one, and the
+    next try of the statement says whether it still fails."""
+    if read is None:
+        return
+    try:
+        read()
+    except Exception as raised:
+        exc = _database_error(raised)
+        if exc is None:
+            raise
+        _log.warning("event=layout_unread error=%s", error_line(exc)[:100])
 
 
 def sibling_database(engine: Engine, name: str, template: str | None = None) -> Engine:

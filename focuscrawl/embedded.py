@@ -195,7 +195,9 @@ class EmbeddedServer:
     def bin_dir(self) -> Path:
         return self._bin_dir or _bin_dir()
 
-    def _socket_dir(self) -> Path:
+    def socket_dir(self) -> Path:
+        """Where the server's Unix socket lives (its data directory, unless that path is
+        too long for a socket)."""
         if len(str(self.pgdata / f".s.PGSQL.{self.port}")) <= _MAX_SOCKET_PATH:
             return self.pgdata
         digest = hashlib.sha256(str(self.pgdata).encode()).hexdigest()[:12]
@@ -304,7 +306,7 @@ class EmbeddedServer:
             if not (self.pgdata / "PG_VERSION").exists():
                 self._initdb()
             if self._postmaster() is None:
-                socket_dir = self._socket_dir()
+                socket_dir = self.socket_dir()
                 socket_dir.mkdir(parents=True, exist_ok=True)
                 if _is_root() and socket_dir != self.pgdata:
                     user = _ensure_system_user()

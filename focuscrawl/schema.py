@@ -305,6 +305,7 @@ link = Table(
 )
 # Links are looked up by source; b-tree deduplication keeps one key per page. There
 # is no key: (oid_src, oid_dst) is unique because the store keeps it so (migration 0005).
+# Logical replication (Citus moving a shard) names a row by all its columns (0018).
 Index("link_src", link.c.oid_src)
 # ... and by target: a scored page's in-links become the link learner's examples (0013)
 Index("link_dst", link.c.oid_dst)

@@ -7,8 +7,12 @@ shard. So a statement that locks frontier rows names buckets (``%(buckets)s``), 
 caller runs it once per group of buckets that share a shard, with that group's rows.
 
 On one PostgreSQL there are no shards: every bucket is in one group, and each such
-statement runs once, as it always did. A process reads the layout once, as it starts
-(:func:`shard_map`): shards moved by Citus's rebalancer while it runs are not followed.
+statement runs once, as it always did. A process reads the layout as it starts
+(:func:`shard_map`). A shard Citus moves to another node keeps its buckets, and
+statements follow it unchanged; a shard Citus splits puts a group's buckets in two
+shards. Citus then refuses the statements grouped by the old layout
+(``database.layout_changed``), the process reads the layout again (:class:`Layout`)
+and runs them again, regrouped (:meth:`ShardMap.regroup`).
 """
 
 from __future__ import annotations
@@ -18,13 +22,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
 from focuscrawl.database import execute
 from focuscrawl.queries import queries
 from focuscrawl.urls import oid_bucket
 
-__all__ = ["BUCKETS", "ShardMap", "shard_map"]
+__all__ = ["BUCKETS", "Layout", "ShardMap", "shard_map"]
 
 #: every bucket: the first byte of an MD5
 BUCKETS = tuple(range(256))
@@ -67,6 +71,16 @@ class ShardMap:
             for _, members in sorted(by_group.items())
         ]
 
+    def regroup(self, buckets: Sequence[int]) -> list[list[int]]:
+        """``buckets`` (grouped by an older layout) by the shard each lies in now: one
+        list, themselves, unless a shard was split since they were grouped."""
+        if not self.distributed:
+            return [list(buckets)]
+        by_group: dict[int, list[int]] = defaultdict(list)
+        for bucket in buckets:
+            by_group[self.group_of[bucket]].append(bucket)
+        return [members for _, members in sorted(by_group.items())]
+
     def in_turn(self, start: int, claim: Callable[[list[int]], list[_T]]) -> tuple[list[_T], int]:
         """``claim`` the buckets of one shard after another from group ``start`` until one
         returns rows; those rows, and the group to start from next time."""
@@ -88,3 +102,17 @@ def shard_map(connection: Connection) -> ShardMap:
         return ShardMap.single()
     rows = execute(connection, queries["bucket_shards"]).all()
     return ShardMap.of([int(row.shard) for row in sorted(rows, key=lambda row: row.bucket)])
+
+
+class Layout:
+    """The shard map a process works by, shared by its threads: one group until
+    :meth:`read`, which reads it from the database; read again when Citus says the
+    shards changed (``database.retry_until_done``'s ``on_layout``)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.map = ShardMap.single()
+
+    def read(self) -> None:
+        with self.engine.connect() as connection:
+            self.map = shard_map(connection)

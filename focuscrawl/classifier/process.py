@@ -96,7 +96,8 @@ class Classifier:
         self._good: tuple[Tree, tuple[list[int], list[int]]] | None = None
         self.learner = LinkLearner()
         self.estimate = "soft"
-        self._shards: ShardMap | None = None  # read once, at the first batch
+        #: read at the first batch, and again when Citus splits a shard
+        self._shards: ShardMap | None = None
         self._turn = 0  # the shard whose pages the next claim tries first
 
     def stop(self) -> None:
@@ -119,7 +120,9 @@ class Classifier:
             try:
                 # a deadlock with a crawler's or distiller's writes rolls the batch back,
                 # and it is still in the queue; an outage is waited out
-                done = retry_until_done(self.step, "classify", stop=self.stop_event)
+                done = retry_until_done(
+                    self.step, "classify", stop=self.stop_event, on_layout=self._forget_layout
+                )
             except TaxonomyError as exc:  # no model yet, or the taxonomy changed under it
                 if once:
                     raise
@@ -188,6 +191,9 @@ class Classifier:
         if self._good is None or self._good[0] is not tree:
             self._good = (tree, good_sets(tree))
         return self._good[1]
+
+    def _forget_layout(self) -> None:
+        self._shards = None
 
     def _shard_map(self, connection: Connection) -> ShardMap:
         if self._shards is None:

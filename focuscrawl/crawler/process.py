@@ -48,7 +48,7 @@ from focuscrawl.metrics import CrawlerMetrics
 from focuscrawl.notify import PAGES_SCORED, Listener
 from focuscrawl.queries import Prepared, prepared, queries
 from focuscrawl.schema import DocState
-from focuscrawl.shards import ShardMap, shard_map
+from focuscrawl.shards import Layout, ShardMap
 from focuscrawl.urls import oid_bucket
 
 __all__ = ["CrawlStats", "Crawler"]
@@ -161,8 +161,10 @@ class Crawler:
         self._local = _Connections()
         self._lock = threading.Lock()
         self._dsn = engine_dsn(engine)
-        #: which buckets share a shard (read as the crawl starts; one group on one server)
-        self.shards = ShardMap.single()
+        #: which buckets share a shard (read as the crawl starts, and again when a shard
+        #: is split; one group on one server), shared with the store
+        self.layout = Layout(engine)
+        self.store.layout = self.layout
         self._turn = 0  # the shard a claim not led by the frontier's top tries first
         self._claims = 0  # numbers claims in the order they were made (Claim.seq)
         #: focused crawls that wait for the classifier listen for its scores
@@ -189,16 +191,30 @@ class Crawler:
 
         def run() -> list[tuple[Any, ...]]:
             per_page = _per_page().get(name)
+            statement = queries[name] if per_page is None else per_page.execute
+            rows: list[tuple[Any, ...]] = []
             with self._connection().cursor() as cursor:
-                cursor.execute(queries[name] if per_page is None else per_page.execute, params)
-                return cursor.fetchall() if fetch else []
+                for asked in self._regrouped(params):
+                    cursor.execute(statement, asked)
+                    rows += cursor.fetchall() if fetch else []
+            return rows
 
         gives_up = name == "frontier_top" or (
             name == "acquire_site" and params["release_sid"] is None
         )
         stop = self.stop_event if gives_up else None
-        rows = retry_until_done(run, name, stop=stop, on_lost=self._lost)
+        rows = retry_until_done(
+            run, name, stop=stop, on_lost=self._lost, on_layout=self.layout.read
+        )
         return [] if rows is None else rows
+
+    def _regrouped(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """``params`` once per shard their ``buckets`` lie in now: themselves, unless a
+        shard was split since the buckets were grouped."""
+        if "buckets" not in params:
+            return [params]
+        groups = self.shards.regroup(params["buckets"])
+        return [params] if len(groups) == 1 else [{**params, "buckets": g} for g in groups]
 
     def _claim_together(self, name: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         """A claim (a ``claim_*`` statement; on a cluster naming one shard's buckets) and
@@ -210,9 +226,12 @@ class Crawler:
         nothing, when the crawler is stopping."""
 
         def run() -> list[tuple[Any, ...]]:
+            # a claim locks rows of one shard: after a split, of the first the buckets
+            # lie in now (the next claim asks the others)
+            asked = self._regrouped(params)[0]
             with self._connection().cursor() as cursor:
                 try:
-                    cursor.execute("BEGIN;\n" + queries[name], params)
+                    cursor.execute("BEGIN;\n" + queries[name], asked)
                     rows: list[tuple[Any, ...]] = cursor.fetchall()
                     if rows:
                         oids = [row[0] for row in rows]
@@ -226,8 +245,14 @@ class Crawler:
                     raise
             return rows
 
-        rows = retry_until_done(run, name, stop=self.stop_event, on_lost=self._lost)
+        rows = retry_until_done(
+            run, name, stop=self.stop_event, on_lost=self._lost, on_layout=self.layout.read
+        )
         return [] if rows is None else rows
+
+    @property
+    def shards(self) -> ShardMap:
+        return self.layout.map
 
     def _connection(self) -> Any:
         """This thread's connection, opened (with the per-page statements prepared) on
@@ -321,14 +346,7 @@ class Crawler:
 
     def _read_shards(self) -> None:
         """Which buckets share a shard: on a Citus cluster a claim locks rows of one."""
-
-        def read() -> ShardMap:
-            with self.engine.connect() as connection:
-                return shard_map(connection)
-
-        shards = retry_until_done(read, "shards", stop=self.stop_event)
-        if shards is not None:
-            self.shards = self.store.shards = shards
+        retry_until_done(self.layout.read, "shards", stop=self.stop_event)
 
     def _release_claims(self, oids: list[int]) -> None:
         """URLs claimed and not to be fetched: back to the frontier, shard by shard."""

@@ -24,7 +24,7 @@ from focuscrawl.database import close_quietly, engine_dsn, error_line, retry_unt
 from focuscrawl.linkmodel import LinkParts
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
-from focuscrawl.shards import ShardMap
+from focuscrawl.shards import Layout
 from focuscrawl.urls import oid_bucket, split_url, url_ids
 
 __all__ = ["Claim", "Outcome", "Store", "copy_rows"]
@@ -150,9 +150,9 @@ class Store:
         self._taken = 0
         self._taken_lock = threading.Lock()
         self.estimates = CheckInEstimates()
-        #: which buckets share a shard: the crawler sets it from the database it crawls
-        #: into (one group on one server), and pages are locked shard by shard
-        self.shards = ShardMap.single()
+        #: which buckets share a shard: the crawler shares its own, read from the database
+        #: it crawls into (one group on one server); pages are locked shard by shard
+        self.layout = Layout(engine)
         #: why the store thread stopped, when PostgreSQL refused a write for good (a
         #: server too old for the schema, a table dropped under the crawl); the crawler
         #: stops on it rather than fetch pages nobody stores
@@ -216,7 +216,9 @@ class Store:
             self._connection = None
 
         try:
-            retry_until_done(lambda: self.write(batch), "store", on_lost=lost)
+            retry_until_done(
+                lambda: self.write(batch), "store", on_lost=lost, on_layout=self.layout.read
+            )
         except Exception:
             self._pending.extendleft(reversed(batch))  # not stored: still the store's
             raise
@@ -253,6 +255,7 @@ class Store:
                 texts.append((claim.oid, oid_bucket(claim.oid), outcome.text))
         with_links = any(outcome.links for outcome in outcomes)
         targets: set[int] = set()
+        shards = self.layout.map
         with self._cursor() as cursor:
             copy_rows(cursor, "stage_result", results)
             if with_links:
@@ -260,10 +263,10 @@ class Store:
                 lines, targets = _link_lines(outcomes, self.estimates)
                 cursor.copy_expert("COPY stage_link FROM STDIN", lines)
             # the order sql/store.sql gives, and why
-            for buckets, oids in self.shards.split(outcome.claim.oid for outcome in outcomes):
+            for buckets, oids in shards.split(outcome.claim.oid for outcome in outcomes):
                 cursor.execute(queries["lock_pages"], {"oids": oids, "buckets": buckets})
             model_id = self.estimates.model_id
-            for buckets, _ in self.shards.split(targets):  # shard by shard on a cluster
+            for buckets, _ in shards.split(targets):  # shard by shard on a cluster
                 cursor.execute(queries["store_link_sites"], {"buckets": buckets})
                 if model_id:
                     params = {"link_model": model_id, "buckets": buckets}
@@ -274,7 +277,7 @@ class Store:
             if with_links:
                 cursor.execute(queries["store_links"])
             if texts:
-                for buckets, oids in self.shards.split(oid for oid, _, _ in texts):
+                for buckets, oids in shards.split(oid for oid, _, _ in texts):
                     cursor.execute(queries["forget_texts"], {"oids": oids, "buckets": buckets})
                 copy_rows(cursor, "doc_text (oid, bucket, text)", texts)
             cursor.execute(queries["store_results"])

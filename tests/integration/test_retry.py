@@ -113,3 +113,42 @@ def test_a_lost_connection_reported_as_a_system_error_is_one_line_and_waited_out
     assert "\n" not in waits[0] and "Traceback" not in capfd.readouterr().err
     with pytest.raises(SystemError):  # one with no database error in its chain propagates
         retry_until_done(lambda: (_ for _ in ()).throw(SystemError("a bug")), "store")
+
+
+def _citus_refusal(engine: sa.Engine, message: str) -> None:
+    """A statement failing with what Citus says of a statement grouped by old shards."""
+    with engine.connect() as connection:
+        connection.exec_driver_sql(f"DO $$ BEGIN RAISE EXCEPTION '{message}'; END $$")
+
+
+def test_a_changed_layout_is_read_again_and_the_statement_run_again(
+    engine: sa.Engine,
+) -> None:
+    events: list[str] = []
+
+    def claim() -> str:
+        events.append("try")
+        if events.count("layout") < 2:
+            _citus_refusal(engine, "could not find valid entry for shard 102051")
+        return "claimed"
+
+    done = retry_until_done(
+        claim,
+        "claim",
+        on_lost=lambda: events.append("lost"),
+        on_layout=lambda: events.append("layout"),
+    )
+    assert done == "claimed"
+    assert events == ["try", "lost", "layout", "try", "lost", "layout", "try"]
+
+
+def test_a_statement_refused_on_every_layout_is_not_run_for_ever(engine: sa.Engine) -> None:
+    tries: list[int] = []
+
+    def wrong_everywhere() -> None:
+        tries.append(1)
+        _citus_refusal(engine, "could not run distributed query with FOR UPDATE/SHARE commands")
+
+    with pytest.raises(sa.exc.DBAPIError, match="FOR UPDATE/SHARE"):
+        retry_until_done(wrong_everywhere, "claim", on_layout=lambda: None)
+    assert len(tries) == database.LAYOUT_RETRIES + 1

@@ -40,3 +40,18 @@ def test_shards_are_taken_in_turn_from_the_one_after_the_last_that_had_rows() ->
     assert asked == [1, 2]
     assert shards.in_turn(3, claim) == ([1], 1)  # 3 has none, 0 has some
     assert shards.in_turn(0, lambda buckets: []) == ([], 0)  # none anywhere: start again
+
+
+def test_buckets_grouped_by_an_old_layout_are_regrouped_by_the_shards_after_a_split() -> None:
+    before = ShardMap.of([bucket % 4 for bucket in BUCKETS])
+    # shard 3 split in two: its buckets below 128 stay, the others go to a new shard 4
+    after = ShardMap.of(
+        [4 if bucket % 4 == 3 and bucket >= 128 else bucket % 4 for bucket in BUCKETS]
+    )
+    assert len(after.groups) == 5
+    unsplit = list(before.groups[1])
+    assert after.regroup(unsplit) == [unsplit]
+    low, high = after.regroup(list(before.groups[3]))
+    assert low == [b for b in before.groups[3] if b < 128]
+    assert high == [b for b in before.groups[3] if b >= 128]
+    assert ShardMap.single().regroup([5, 1, 9]) == [[5, 1, 9]]  # one server: as they are
