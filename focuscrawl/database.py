@@ -335,9 +335,9 @@ _LAYOUT_CHANGED = (
     "could not find valid entry for shard",
     "could not run distributed query with FOR UPDATE/SHARE commands",
 )
-#: Times in a row a statement is tried again after its layout changed before its error
-#: is taken for what it says: a split settles in one try, a statement wrong on every
-#: layout must not loop for ever
+#: Times a transaction is run again after its layout changed before its error is taken
+#: for what it says: a split settles in one try, a statement wrong on every layout must
+#: not loop for ever
 LAYOUT_RETRIES = 10
 
 
@@ -405,8 +405,8 @@ def retry_until_done(
     as the outage lasts. Either way ``on_lost`` is called first, to drop the connection
     the failure left behind, and the event is logged. When Citus says the shards have
     changed under it (``layout_changed``), ``on_lost`` and then ``on_layout`` (to read
-    the layout again) are called, and it runs again, up to ``LAYOUT_RETRIES`` times in a
-    row. Any other error propagates. With ``stop``, a set event ends a wait and the
+    the layout again) are called, and it runs again, up to ``LAYOUT_RETRIES`` times.
+    Any other error propagates. With ``stop``, a set event ends a wait and the
     result is None: the caller gives up.
     """
     layout_retries = 0
