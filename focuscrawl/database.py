@@ -51,6 +51,7 @@ __all__ = [
     "make_engine",
     "open_database",
     "plain_value",
+    "refused",
     "retry_rolled_back",
     "retry_until_done",
     "revision_name",
@@ -82,6 +83,26 @@ def error_line(exc: BaseException) -> str:
 def unreachable(exc: BaseException) -> DatabaseError:
     """A one-line error for a server that went away or never answered (never the DSN)."""
     return DatabaseError(f"cannot reach PostgreSQL: {error_line(exc)}")
+
+
+#: What PostgreSQL refuses for reasons its administrator fixes, not the code: the
+#: SQLSTATE, and what to tell the user
+_REFUSALS = {
+    "42501": "the database role lacks a privilege this command needs",
+    "25006": "the database is read-only (a standby, or default_transaction_read_only)",
+    "57014": "a statement was cancelled (statement_timeout, or by an administrator)",
+}
+
+
+def refused(exc: BaseException) -> DatabaseError | None:
+    """A one-line error for a statement PostgreSQL refused for a reason its administrator
+    fixes (a missing privilege, a read-only server), or None: any other error is the
+    code's, and keeps its traceback."""
+    orig = getattr(exc, "orig", exc)
+    reason = _REFUSALS.get(getattr(orig, "pgcode", None) or "")
+    if reason is None:
+        return None
+    return DatabaseError(f"PostgreSQL refused: {error_line(exc)} ({reason})")
 
 
 def database_url(settings: Settings) -> str:

@@ -14,7 +14,7 @@ import typer.core
 import typer.main
 
 from focuscrawl.cli.common import State
-from focuscrawl.database import unreachable
+from focuscrawl.database import refused, unreachable
 from focuscrawl.errors import FocuscrawlError
 
 __all__ = ["app", "main"]
@@ -108,7 +108,13 @@ def main() -> None:
     except FocuscrawlError as exc:
         _fail(str(exc))
     except (sa.exc.OperationalError, sa.exc.InterfaceError, psycopg2.OperationalError) as exc:
-        _fail(str(unreachable(exc)))
+        refusal = refused(exc)  # a cancelled statement is an OperationalError too
+        _fail(str(refusal or unreachable(exc)))
+    except (sa.exc.DBAPIError, psycopg2.Error) as exc:
+        refusal = refused(exc)
+        if refusal is None:
+            raise
+        _fail(str(refusal))
     except KeyboardInterrupt:
         print("focuscrawl: interrupted", file=sys.stderr)
         sys.exit(130)

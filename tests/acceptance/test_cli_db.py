@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 import subprocess
 
+import psycopg2
 from acceptance_helpers import psql_binary  # type: ignore[import-not-found]
+from sqlalchemy.engine import make_url
 
 
 def _pid(output: str) -> int:
@@ -105,3 +107,40 @@ def test_db_distribute_refuses_what_is_not_a_citus_coordinator(cli, db_url: str)
     assert none.returncode == 2 and "--shards" in none.stderr
     seeded = cli("seed", "add", "http://kept.example/", env={"FOCUSCRAWL_DATABASE_URL": db_url})
     assert seeded.returncode == 0, seeded.stderr  # the schema is as it was
+
+
+def test_a_role_without_the_privileges_a_command_needs_gets_one_line(cli, db_url: str) -> None:  # type: ignore[no-untyped-def]
+    """A role that may read the crawl but not write it: a command that writes stops with
+    one line naming the refusal (not a traceback), and nothing is written."""
+    role = f"reader_{abs(hash(db_url)) % 10**8}"
+    admin = psycopg2.connect(db_url)
+    admin.autocommit = True
+    try:
+        with admin.cursor() as cursor:
+            cursor.execute(f"CREATE ROLE {role} LOGIN")
+            cursor.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+        as_reader = make_url(db_url).set(username=role, password=None)
+        reader = {"FOCUSCRAWL_DATABASE_URL": as_reader.render_as_string(hide_password=False)}
+        refused = cli("seed", "add", "http://refused.example/", env=reader)
+        assert refused.returncode == 2
+        assert refused.stderr.startswith("focuscrawl: error: PostgreSQL refused: permission denied")
+        assert "lacks a privilege" in refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1
+        assert cli("monitor", "query", "census", env=reader).returncode == 0  # reading is allowed
+        with admin.cursor() as cursor:  # allowed to write, on a read-only session
+            cursor.execute(f"GRANT INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO {role}")
+            cursor.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}")
+            cursor.execute(f"ALTER ROLE {role} SET default_transaction_read_only = on")
+        read_only = cli("seed", "add", "http://refused.example/", env=reader)
+        assert read_only.returncode == 2
+        assert "PostgreSQL refused: cannot execute" in read_only.stderr
+        assert "the database is read-only" in read_only.stderr
+        assert len(read_only.stderr.strip().splitlines()) == 1
+        with admin.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM site")
+            assert cursor.fetchone() == (0,)
+    finally:
+        with admin.cursor() as cursor:
+            cursor.execute(f"DROP OWNED BY {role}")
+            cursor.execute(f"DROP ROLE {role}")
+        admin.close()
