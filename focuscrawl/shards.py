@@ -61,25 +61,26 @@ class ShardMap:
         groups = tuple(tuple(b for b in BUCKETS if group_of[b] == n) for n in range(len(ids)))
         return cls(group_of, groups)
 
+    def _by_group(self, items: Iterable[int], bucket_of: Callable[[int], int]) -> list[list[int]]:
+        """``items`` by the group of their bucket, groups in order, items in theirs."""
+        by_group: dict[int, list[int]] = defaultdict(list)
+        for item in items:
+            by_group[self.group_of[bucket_of(item)]].append(item)
+        return [members for _, members in sorted(by_group.items())]
+
     def split(self, oids: Iterable[int]) -> list[tuple[list[int], list[int]]]:
         """``oids`` by shard: (the shard's buckets among them, their oids), in order."""
-        by_group: dict[int, list[int]] = defaultdict(list)
-        for oid in oids:
-            by_group[self.group_of[oid_bucket(oid)]].append(oid)
         return [
             (sorted({oid_bucket(o) for o in members}), members)
-            for _, members in sorted(by_group.items())
+            for members in self._by_group(oids, oid_bucket)
         ]
 
     def regroup(self, buckets: Sequence[int]) -> list[list[int]]:
         """``buckets`` (grouped by an older layout) by the shard each lies in now: one
         list, themselves, unless a shard was split since they were grouped."""
-        if not self.distributed:
+        if not self.distributed:  # every statement with buckets asks this: no loop here
             return [list(buckets)]
-        by_group: dict[int, list[int]] = defaultdict(list)
-        for bucket in buckets:
-            by_group[self.group_of[bucket]].append(bucket)
-        return [members for _, members in sorted(by_group.items())]
+        return self._by_group(buckets, int)
 
     def in_turn(self, start: int, claim: Callable[[list[int]], list[_T]]) -> tuple[list[_T], int]:
         """``claim`` the buckets of one shard after another from group ``start`` until one

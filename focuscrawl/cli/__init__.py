@@ -96,6 +96,10 @@ def _root(
     ctx.obj = State({"database_url": database_url, "home": home})
 
 
+#: the errors of a server that went away or never answered
+_AWAY = (sa.exc.OperationalError, sa.exc.InterfaceError, psycopg2.OperationalError)
+
+
 def _fail(message: str) -> None:
     print(f"focuscrawl: error: {message}", file=sys.stderr)
     sys.exit(2)
@@ -107,14 +111,13 @@ def main() -> None:
         app()
     except FocuscrawlError as exc:
         _fail(str(exc))
-    except (sa.exc.OperationalError, sa.exc.InterfaceError, psycopg2.OperationalError) as exc:
-        refusal = refused(exc)  # a cancelled statement is an OperationalError too
-        _fail(str(refusal or unreachable(exc)))
     except (sa.exc.DBAPIError, psycopg2.Error) as exc:
+        # a statement refused for a reason the administrator fixes (a cancelled one is
+        # an OperationalError too), else a server away; any other error keeps its trace
         refusal = refused(exc)
-        if refusal is None:
+        if refusal is None and not isinstance(exc, _AWAY):
             raise
-        _fail(str(refusal))
+        _fail(str(refusal or unreachable(exc)))
     except KeyboardInterrupt:
         print("focuscrawl: interrupted", file=sys.stderr)
         sys.exit(130)
