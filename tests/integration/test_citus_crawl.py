@@ -7,7 +7,6 @@ CI=true it must run."""
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
@@ -21,7 +20,7 @@ import pytest
 from focuscrawl.queries import queries
 from focuscrawl.webbox.process import start_server_process
 from tests.classifier.topics import page_url, write_corpus, write_tree_dir
-from tests.integration.citus_nodes import local_cluster
+from tests.integration.citus_nodes import cli_environment, focuscrawl, local_cluster
 
 #: apart from test_citus_cluster's nodes
 BASE_PORT = 9710
@@ -32,21 +31,6 @@ SHARDS = 8
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with local_cluster(Path(tmp_path_factory.mktemp("citus_crawl")), BASE_PORT) as url:
         yield url
-
-
-def _environment(url: str, home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
-    env.update({"FOCUSCRAWL_DATABASE_URL": url, "FOCUSCRAWL_HOME": str(home)})
-    return env
-
-
-def _focuscrawl(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "focuscrawl", *args],
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, f"focuscrawl {' '.join(args)}: {done.stderr[-2000:]}"
-    return done.stdout
 
 
 def _rows(url: str, statement: str) -> list[tuple[object, ...]]:
@@ -85,12 +69,12 @@ def _crawl(env: dict[str, str], proxy: str, mode: str, pages: int) -> subprocess
 def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
     cluster: str, tmp_path: Path
 ) -> None:
-    env = _environment(cluster, tmp_path / "home")
-    _focuscrawl(env, "db", "upgrade")
-    laid_out = _focuscrawl(env, "db", "distribute", "--shards", str(SHARDS))
+    env = cli_environment(cluster, tmp_path / "home")
+    focuscrawl(env, "db", "upgrade")
+    laid_out = focuscrawl(env, "db", "distribute", "--shards", str(SHARDS))
     assert "distributed by bucket: site, doc, doc_fetch, doc_text, doc_class" in laid_out
     assert f"{SHARDS} shards of doc" in laid_out
-    again = _focuscrawl(env, "db", "distribute")  # idempotent: nothing left to do
+    again = focuscrawl(env, "db", "distribute")  # idempotent: nothing left to do
     assert "distributed by bucket" not in again and f"{SHARDS} shards of doc" in again
     kinds = dict(
         _rows(cluster, "SELECT logicalrelid::regclass::text, partmethod FROM pg_dist_partition")
@@ -98,11 +82,11 @@ def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
     assert {kinds[t] for t in ("site", "doc", "doc_fetch", "link", "hits_score")} == {"h"}
     assert kinds["taxonomy"] == kinds["model"] == "n"
 
-    _focuscrawl(env, "taxonomy", "import", str(write_tree_dir(tmp_path / "tree")))
-    _focuscrawl(env, "taxonomy", "mark-good", "topics.sports")
-    _focuscrawl(env, "classify", "train")
+    focuscrawl(env, "taxonomy", "import", str(write_tree_dir(tmp_path / "tree")))
+    focuscrawl(env, "taxonomy", "mark-good", "topics.sports")
+    focuscrawl(env, "classify", "train")
     seeds = [page_url("topics.sports.cycling", 1), page_url("topics.sports.football", 1)]
-    _focuscrawl(env, "seed", "add", *seeds)
+    focuscrawl(env, "seed", "add", *seeds)
     web, proxy = start_server_process(tmp_path, str(write_corpus(tmp_path / "web")), "--no-faults")
     classifier = subprocess.Popen(
         [sys.executable, "-m", "focuscrawl", "classify", "run", "--quiet"],
@@ -122,7 +106,7 @@ def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
         web.send_signal(signal.SIGINT)
         web.communicate(timeout=10)
     assert classifier.returncode == 0, classifier_errors[-2000:]
-    _focuscrawl(env, "classify", "run", "--once", "--quiet")
+    focuscrawl(env, "classify", "run", "--once", "--quiet")
 
     ((fetched, leased, unscored, relevant, shards),) = _rows(
         cluster,
@@ -148,13 +132,13 @@ def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
     )
     assert mismatched == 0  # oids and buckets as on one server
 
-    assert "cross-site edges" in _focuscrawl(env, "distill", "run", "--share", "0.5")
-    assert _focuscrawl(env, "distill", "top", "--hubs", "-n", "3").strip()
-    _focuscrawl(env, "distill", "boost", "--hubs", "5")
-    census = _focuscrawl(env, "monitor", "query", "census")
+    assert "cross-site edges" in focuscrawl(env, "distill", "run", "--share", "0.5")
+    assert focuscrawl(env, "distill", "top", "--hubs", "-n", "3").strip()
+    focuscrawl(env, "distill", "boost", "--hubs", "5")
+    census = focuscrawl(env, "monitor", "query", "census")
     assert "topics.sports" in census
-    _focuscrawl(env, "monitor", "query", "dashboard")
-    report = Path(_focuscrawl(env, "report", "--out", str(tmp_path / "report")).strip())
+    focuscrawl(env, "monitor", "query", "dashboard")
+    report = Path(focuscrawl(env, "report", "--out", str(tmp_path / "report")).strip())
     assert report.is_file() and "<svg" in report.read_text()
 
     # Sessions take Citus's lighter lock for multi-shard writes (the crawl orders its

@@ -11,7 +11,6 @@ must run."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import pytest
 from focuscrawl.webbox.process import start_server_process
 from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 from tests.classifier.topics import write_tree_dir
-from tests.integration.citus_nodes import local_cluster
+from tests.integration.citus_nodes import cli_environment, focuscrawl, local_cluster
 
 #: apart from the other Citus modules' nodes
 BASE_PORT = 9750
@@ -38,15 +37,6 @@ WEB = SyntheticParams(pages=5000, hosts=40, seed=2)
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with local_cluster(Path(tmp_path_factory.mktemp("citus_reshard")), BASE_PORT) as url:
         yield url
-
-
-def _focuscrawl(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "focuscrawl", *args],
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, f"focuscrawl {' '.join(args)}: {done.stderr[-2000:]}"
-    return done.stdout
 
 
 def _one(url: str, statement: str, params: tuple[object, ...] = ()) -> tuple[object, ...]:
@@ -110,17 +100,16 @@ def _split_a_shard(url: str) -> None:
 
 def test_a_crawl_goes_on_whole_while_shards_move_and_split(cluster: str, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
-    env.update({"FOCUSCRAWL_DATABASE_URL": cluster, "FOCUSCRAWL_HOME": str(home)})
-    _focuscrawl(env, "db", "upgrade")
-    _focuscrawl(env, "db", "distribute", "--shards", str(SHARDS))
-    _focuscrawl(env, "taxonomy", "import", str(write_tree_dir(tmp_path / "tree")))
-    _focuscrawl(env, "taxonomy", "mark-good", "topics.sports")
-    _focuscrawl(env, "classify", "train")
+    env = cli_environment(cluster, home)
+    focuscrawl(env, "db", "upgrade")
+    focuscrawl(env, "db", "distribute", "--shards", str(SHARDS))
+    focuscrawl(env, "taxonomy", "import", str(write_tree_dir(tmp_path / "tree")))
+    focuscrawl(env, "taxonomy", "mark-good", "topics.sports")
+    focuscrawl(env, "classify", "train")
     generate = ["--pages", str(WEB.pages), "--hosts", str(WEB.hosts), "--seed", str(WEB.seed)]
-    _focuscrawl(env, "webbox", "generate", *generate)
+    focuscrawl(env, "webbox", "generate", *generate)
     web = SyntheticCorpus(WEB)
-    _focuscrawl(env, "seed", "add", *(web.url(p) for p in range(0, WEB.pages, 250)))
+    focuscrawl(env, "seed", "add", *(web.url(p) for p in range(0, WEB.pages, 250)))
 
     server, proxy = start_server_process(home, "synthetic", "--no-faults")
     processes: list[subprocess.Popen[str]] = []
@@ -155,7 +144,7 @@ def test_a_crawl_goes_on_whole_while_shards_move_and_split(cluster: str, tmp_pat
                 process.communicate()
         server.send_signal(signal.SIGINT)
         server.communicate(timeout=10)
-    _focuscrawl(env, "classify", "run", "--once", "--quiet")
+    focuscrawl(env, "classify", "run", "--once", "--quiet")
 
     # the split reached the crawl: a statement grouped by the old layout was refused,
     # and run again on the new one
