@@ -101,6 +101,18 @@ class HostScheduler:
                 self._cond.wait(wait)
             return None
 
+    def take_next(self, sid: int) -> Claim | None:
+        """The next queued URL of a host a worker has taken and not yet given back
+        (``done``): the caller holds the host, so no turn is waited for. None when the
+        host has none queued."""
+        with self._cond:
+            queue = self._queues.get(sid)
+            if self.closed or not queue or sid not in self._busy:
+                return None
+            claim = queue.popleft()
+            self._taken.add(claim.seq)
+            return claim
+
     def done(self, sid: int, delay: float) -> None:
         """The host's request is over; its next URL may go after ``delay`` seconds.
         Only the first call counts (a worker recovering from a bug may call it again)."""

@@ -70,6 +70,9 @@ FOCUSED_SITE_S = 2.0
 #: skipped sites at their cap: the next waits this long (at least; a quarter of the
 #: host delay), rather than scan the frontier again every few milliseconds
 CLAIM_BACKOFF_S = 0.05
+#: a worker takes the next URL of the host it holds, with no delay to wait, under the
+#: same lease for at most this long; then the host goes back through the database
+HOLD_S = 1.0
 #: a free crawl (not lockstep) that has waited this long for a classifier with no page
 #: scored crawls on without waiting (and says so), until a classifier scores again
 CLASSIFIER_WAIT_S = 3.0
@@ -112,6 +115,10 @@ class _Release:
     #: the claim waits for the host's next turn (robots.txt was fetched first)
     again: bool = False
     released: bool = False
+    #: what acquire_site returned, for the next URLs of the host taken under this lease
+    robots_txt: str | None = None
+    pages_taken: int = 0
+    acquired_at: float = 0.0
 
     def params(self) -> dict[str, Any]:
         return {
@@ -603,9 +610,13 @@ class Crawler:
     def _worker(self) -> None:
         held: _Release | None = None  # the host fetched from last, not yet released
         while not self.stop_event.is_set():
-            # with a host held, look for the next URL without waiting: if there is none,
-            # release the host at once rather than keep it from the other workers
-            claim = self.scheduler.take(0.0 if held else TAKE_TIMEOUT)
+            # with a host held: its next URL when it may be asked at once, else any URL
+            # without waiting; if there is none, release the host at once rather than
+            # keep it from the other workers
+            claim = self._next_of(held) if held is not None else None
+            continuing = claim is not None
+            if claim is None:
+                claim = self.scheduler.take(0.0 if held else TAKE_TIMEOUT)
             if claim is None:
                 if held is not None:
                     self._release(held)
@@ -613,7 +624,10 @@ class Crawler:
                 continue
             previous, held = held, None
             try:
-                held = self._visit(claim, previous)
+                if continuing:
+                    held = self._visit(claim, None, lease=previous)
+                else:
+                    held = self._visit(claim, previous)
             except Exception:  # a bug must not kill the worker: record and go on
                 log.exception("event=visit_failed url=%s", claim.url)
                 self.store.put(Outcome(claim, DocState.FAILED, error="internal"))
@@ -627,6 +641,17 @@ class Crawler:
             self._release(held)
         if self._local.connection is not None:
             self._local.connection.close()
+
+    def _next_of(self, held: _Release) -> Claim | None:
+        """The next queued URL of the host a worker holds, taken under the same lease (no
+        release and acquire: two statements a page fewer) when the host may be asked
+        again at once: no delay, and within HOLD_S of the acquire, after which the host
+        goes back to the database for other crawlers' turn."""
+        if held.delay > 0 or held.again or held.released:
+            return None
+        if time.monotonic() - held.acquired_at >= HOLD_S:
+            return None
+        return self.scheduler.take_next(held.claim.sid)
 
     def _release(self, held: _Release) -> None:
         """Release a host on its own (release_site)."""
@@ -674,10 +699,13 @@ class Crawler:
         self.metrics.visited(_OUTCOME_NAMES.get(outcome.state, "retried"), outcome.error)
         self.store.put(outcome)
 
-    def _visit(self, claim: Claim, previous: _Release | None) -> _Release | None:
+    def _visit(
+        self, claim: Claim, previous: _Release | None, lease: _Release | None = None
+    ) -> _Release | None:
         """Fetch one claimed URL. ``previous``, the host this worker fetched from last, is
         released here; the host of this visit is returned for the worker to release with
-        its next acquire (None when there is nothing to release)."""
+        its next acquire (None when there is nothing to release). With ``lease``, the
+        worker holds the URL's host already (_next_of): no acquire."""
         scope = self.scope
         reason = None if claim.revisit else guard(claim, self.config)
         if reason is None and not scope.empty and not claim.revisit:
@@ -688,15 +716,24 @@ class Crawler:
             if previous is not None:
                 self._release(previous)
             self._finish(Outcome(claim, DocState.EXCLUDED, error=reason))
+            if lease is not None:
+                return lease  # the host stays held
             self.scheduler.done(claim.sid, 0.0)
             return None
-        rows = self._acquire(claim, previous)
-        if not rows or not rows[0][0]:
-            wait = float(rows[0][6]) if rows else OUTAGE_RETRY_S
-            self.scheduler.retry(claim, wait)
-            return None
-        _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
-        held = _Release(claim, max(self.config.host_delay, crawl_delay or 0.0))
+        if lease is None:
+            rows = self._acquire(claim, previous)
+            if not rows or not rows[0][0]:
+                wait = float(rows[0][6]) if rows else OUTAGE_RETRY_S
+                self.scheduler.retry(claim, wait)
+                return None
+            _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
+            delay = max(self.config.host_delay, crawl_delay or 0.0)
+            held = _Release(claim, delay, robots_txt=robots_txt, pages_taken=pages_taken)
+            held.acquired_at = time.monotonic()
+        else:
+            held, robots_stale = lease, False
+            held.claim, robots_txt = claim, lease.robots_txt
+            pages_taken = lease.pages_taken + lease.taken
         try:
             per_site = scope.max_pages_per_site or self.config.max_pages_per_site
             if pages_taken >= min(per_site, self.config.max_pages_per_site):
@@ -715,7 +752,7 @@ class Crawler:
                 self._finish(Outcome(claim, DocState.EXCLUDED, error="robots"))
             else:
                 result = self.fetcher.fetch(claim.url, claim.etag, claim.last_modified)
-                held.taken = 1
+                held.taken += 1
                 if result.retry_after is not None:
                     held.delay = max(held.delay, result.retry_after)
                 self._finish(

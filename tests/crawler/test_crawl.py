@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,28 @@ def test_per_host_delay_is_never_broken(
     assert gaps and min(gaps) >= 0.24, min(gaps)
     urls = requested_pages(tmp_path / "requests.log")
     assert len(urls) == len(set(urls))  # no URL fetched twice
+
+
+def test_a_host_held_between_pages_counts_each_request_and_its_limit(
+    engine: sa.Engine, webbox: WebBoxThread, synthetic: SyntheticCorpus, tmp_path: Path
+) -> None:
+    """With no host delay a worker fetches its host's next URL under the lease it holds
+    (no release and acquire between): the site's count of requests stays exact, and
+    --max-pages-per-site holds across those pages."""
+    crawl(engine, webbox.proxy, [synthetic.url(11)], max_pages=150, max_pages_per_site=6)
+    assert webbox.box.log is not None
+    webbox.box.log.flush()
+    requests: dict[str, int] = defaultdict(int)
+    for host, _ in requested_pages(tmp_path / "requests.log"):
+        requests[host] += 1
+    with engine.connect() as connection:
+        taken = dict(
+            connection.exec_driver_sql(
+                "SELECT host, pages_taken FROM site WHERE pages_taken > 0"
+            ).all()
+        )
+    assert taken == dict(requests)
+    assert max(taken.values()) == 6  # the limit was reached, and held
 
 
 def test_max_pages_stops_and_returns_unfetched_claims(

@@ -35,3 +35,21 @@ def test_a_url_put_back_is_counted_once() -> None:
     assert scheduler.outstanding() == (1, 0)
     assert scheduler.take(0.0) is None  # its host's turn has not come
     assert [c.seq for c in scheduler.drain()] == [1]
+
+
+def test_the_worker_holding_a_host_takes_its_next_url_at_once() -> None:
+    scheduler = HostScheduler()
+    for seq, sid in ((1, 1), (2, 1), (3, 2)):
+        scheduler.add(claim(seq, sid))
+    assert scheduler.take_next(1) is None  # nobody holds host 1 yet
+    first = scheduler.take(0.0)
+    assert first is not None and first.sid == 1
+    scheduler.finished(first)
+    following = scheduler.take_next(1)  # the holder's next URL, no turn waited for
+    assert following is not None and following.seq == 2
+    assert scheduler.outstanding() == (1, 1)
+    assert scheduler.take_next(1) is None  # host 1 has nothing queued
+    other = scheduler.take(0.0)  # host 1 is still busy: another worker gets host 2
+    assert other is not None and other.sid == 2
+    scheduler.done(1, 0.0)
+    assert scheduler.take_next(1) is None  # given back: no longer held
