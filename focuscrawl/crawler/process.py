@@ -728,8 +728,13 @@ class Crawler:
                 return None
             _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
             delay = max(self.config.host_delay, crawl_delay or 0.0)
-            held = _Release(claim, delay, robots_txt=robots_txt, pages_taken=pages_taken)
-            held.acquired_at = time.monotonic()
+            held = _Release(
+                claim,
+                delay,
+                robots_txt=robots_txt,
+                pages_taken=pages_taken,
+                acquired_at=time.monotonic(),
+            )
         else:
             held, robots_stale = lease, False
             held.claim, robots_txt = claim, lease.robots_txt

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -91,9 +91,7 @@ def test_a_host_held_between_pages_counts_each_request_and_its_limit(
     crawl(engine, webbox.proxy, [synthetic.url(11)], max_pages=150, max_pages_per_site=6)
     assert webbox.box.log is not None
     webbox.box.log.flush()
-    requests: dict[str, int] = defaultdict(int)
-    for host, _ in requested_pages(tmp_path / "requests.log"):
-        requests[host] += 1
+    requests = Counter(host for host, _ in requested_pages(tmp_path / "requests.log"))
     with engine.connect() as connection:
         taken = dict(
             connection.exec_driver_sql(
