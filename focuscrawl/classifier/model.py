@@ -25,6 +25,7 @@ segmented log-sum-exp and one addition per tree level.
 
 from __future__ import annotations
 
+import functools
 import io
 from collections import Counter
 from collections.abc import Sequence
@@ -36,9 +37,9 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from focuscrawl.classifier.tokens import (
+    TermIndex,
     count_matrix,
     count_terms,
-    count_text,
     matrix_of,
     vocabulary_of,
 )
@@ -129,26 +130,26 @@ class HierarchicalModel:
 
     # --- scoring -----------------------------------------------------------------
 
+    @functools.cached_property
+    def _index(self) -> TermIndex | None:
+        return TermIndex.of(self.vocabulary)
+
     def vectorize(self, texts: Sequence[str]) -> sparse.csr_matrix:
-        return count_matrix(texts, self.vocabulary)
+        """Term counts over the vocabulary; through the term index (tokens.TermIndex),
+        built on the first call, unless the vocabulary has no index."""
+        index = self._index
+        return count_matrix(texts, self.vocabulary) if index is None else index.matrix(texts)
 
     def score_counts(self, counts: sparse.csr_matrix) -> Scores:
         """log Pr[node | doc] for every row of term counts."""
         comp = np.asarray(counts.astype(np.float32) @ self.weights, dtype=np.float64)
         return self._normalise(comp)
 
-    def score_one(self, terms: Counter[str]) -> Scores:
-        """One document's counted terms: gathers the weight rows of its terms instead
-        of building a sparse matrix (a third of the time for a single page)."""
-        get = self.vocabulary.get
-        rows: list[int] = []
-        counts: list[int] = []
-        for term, n in terms.items():
-            j = get(term)
-            if j is not None:
-                rows.append(j)
-                counts.append(n)
-        comp = np.asarray(counts, dtype=np.float32) @ self.weights[rows]
+    def score_one(self, text: str) -> Scores:
+        """One document: gathers the weight rows of its terms instead of multiplying a
+        sparse matrix (a third of the time for a single page)."""
+        counts = self.vectorize([text])
+        comp = counts.data.astype(np.float32) @ self.weights[counts.indices]
         return self._normalise(comp.astype(np.float64)[None, :])
 
     def _normalise(self, comp: Floats) -> Scores:
@@ -181,7 +182,7 @@ class HierarchicalModel:
 
     def score(self, texts: Sequence[str]) -> Scores:
         if len(texts) == 1:
-            return self.score_one(count_text(texts[0]))
+            return self.score_one(texts[0])
         return self.score_counts(self.vectorize(texts))
 
     def score_terms(self, terms: Sequence[Counter[str]]) -> Scores:

@@ -1,13 +1,16 @@
 """Turning text into term counts: one tokeniser for training and scoring alike.
 
 A term is a run of two or more letters, lower-cased (digits and punctuation split
-terms). Counting goes through ``collections.Counter`` (its C loop) and looks up each
-distinct term once, which is what makes one-page-at-a-time scoring fast. Texts are
-counted once (``count_terms``); vocabularies and matrices are built from the counts.
+terms). Training counts terms through ``collections.Counter`` (its C loop) and builds
+vocabularies and matrices from the counts (``count_terms``, ``vocabulary_of``,
+``matrix_of``). Scoring counts a batch of texts straight into a trained vocabulary's
+columns with ``TermIndex``: numpy finds the runs of letters and hashes each, and the
+hashes are looked up among the vocabulary's, with no Python string made per term.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -17,6 +20,7 @@ import numpy as np
 from scipy import sparse
 
 __all__ = [
+    "TermIndex",
     "count_matrix",
     "count_terms",
     "count_text",
@@ -27,6 +31,7 @@ __all__ = [
 ]
 
 _TERM = re.compile(r"[^\W\d_]{2,}")
+_LETTER = re.compile(r"[^\W\d_]")
 #: ASCII letters folded to lower case, every other byte to a space
 _ASCII_FOLD = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 else 32 for c in range(256))
 #: of UTF-8: ASCII letters kept, other ASCII bytes to a space, the bytes of every
@@ -113,3 +118,134 @@ def vocabulary_of(counts: Sequence[Counter[str]], min_df: int = 2) -> dict[str, 
         df.update(counter.keys())
     terms = sorted(term for term, n in df.items() if n >= min_df)
     return {term: i for i, term in enumerate(terms)}
+
+
+#: a term's hash: the sum of its code points c_k times _MULTIPLIER**k, modulo 2**64
+#: (numpy's unsigned arithmetic wraps); the multiplier is odd and its bits mixed
+_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+#: code points of texts counted in one pass of ``TermIndex.matrix``, at most (a longer
+#: text is counted on its own): 4 bytes each, and 8 for a term's
+_PASS_CODE_POINTS = 1 << 21
+
+
+@functools.cache
+def _bmp_letters() -> np.ndarray:
+    """Whether each code point of the Basic Multilingual Plane is a term's letter (the
+    character class of ``_TERM``): built once, from the regex itself (9 ms)."""
+    letters = np.zeros(0x10000, dtype=bool)
+    plane = "".join(map(chr, range(0x10000)))
+    for run in re.finditer(r"[^\W\d_]+", plane):
+        letters[run.start() : run.end()] = True
+    return letters
+
+
+def _letters(codes: np.ndarray) -> np.ndarray:
+    flags: np.ndarray = _bmp_letters()[np.minimum(codes, 0xFFFF)]
+    astral = np.flatnonzero(codes > 0xFFFF)
+    for code in np.unique(codes[astral]):  # rare: emoji, historic scripts, CJK extensions
+        flags[astral[codes[astral] == code]] = _LETTER.fullmatch(chr(code)) is not None
+    return flags
+
+
+def _term_hashes(lowered: Sequence[str], longest: int) -> tuple[np.ndarray, np.ndarray]:
+    """The hashes of the terms of each lower-cased text, in order, and where each text's
+    terms start among them (``cut[i]:cut[i + 1]``). Runs longer than ``longest`` code
+    points are left out (no term of the vocabulary is that long)."""
+    joined = "\n".join(lowered)  # a newline is no letter: no run crosses two texts
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    letter = _letters(codes)
+    edges = np.flatnonzero(letter[1:] != letter[:-1]) + 1
+    if len(codes) and letter[0]:
+        edges = np.concatenate(([0], edges))
+    if len(codes) and letter[-1]:
+        edges = np.concatenate((edges, [len(codes)]))
+    starts, lengths = edges[0::2], edges[1::2] - edges[0::2]
+    kept = (lengths >= 2) & (lengths <= longest)
+    if kept.any():
+        # each letter's place in its run, for the power of the multiplier it is weighed by
+        runs = np.cumsum(lengths) - lengths  # where each run starts among the letters
+        place = np.arange(int(lengths.sum())) - np.repeat(runs, lengths)
+        np.minimum(place, longest, out=place)  # past ``longest``: runs left out anyway
+        weighed = codes[letter].astype(np.uint64) * _powers(longest)[place]
+        hashes = np.add.reduceat(weighed, runs)[kept]
+    else:
+        hashes = np.zeros(0, dtype=np.uint64)
+    text_starts = np.cumsum([0] + [len(text) + 1 for text in lowered])
+    cut = np.searchsorted(starts[kept], text_starts)
+    return hashes, cut
+
+
+@functools.cache
+def _powers(longest: int) -> np.ndarray:
+    factors = np.full(longest + 1, _MULTIPLIER, dtype=np.uint64)
+    factors[0] = 1
+    return np.cumprod(factors, dtype=np.uint64)
+
+
+class TermIndex:
+    """A vocabulary's columns by the hash of each term, to count texts straight into
+    them: ``matrix(texts)`` equals ``matrix_of(count_terms(texts), vocabulary)`` (its
+    columns in another order within a row), at about 0.6 of the time.
+
+    A word of a text that is not in the vocabulary counts as a term only if its 64-bit
+    hash equals one of the vocabulary's: for natural text a chance of about 1 in 2**64
+    per pair, and a page that forced it would gain no more than by writing the term.
+    """
+
+    def __init__(self, hashes: np.ndarray, columns: np.ndarray, longest: int, size: int):
+        self._hashes = hashes  # sorted
+        self._columns = columns  # the column of each hash
+        self._longest = longest
+        self._size = size
+
+    @classmethod
+    def of(cls, vocabulary: Mapping[str, int]) -> TermIndex | None:
+        """The index of ``vocabulary``; None when one of its keys is not one term as
+        ``tokenize`` makes them, or two share a hash."""
+        terms = list(vocabulary)
+        if not terms:
+            return None
+        longest = max(len(term) for term in terms)
+        hashes, _ = _term_hashes(terms, longest)
+        if len(hashes) != len(terms) or any(tokenize(term) != [term] for term in terms):
+            return None
+        order = np.argsort(hashes)
+        if np.any(hashes[order][1:] == hashes[order][:-1]):
+            return None
+        columns = np.fromiter(vocabulary.values(), dtype=np.int32, count=len(terms))
+        return cls(hashes[order], columns[order], longest, len(vocabulary))
+
+    def matrix(self, texts: Sequence[str]) -> sparse.csr_matrix:
+        """Term counts of ``texts`` over the vocabulary's columns."""
+        columns: list[np.ndarray] = []
+        counts: list[np.ndarray] = []
+        ends = [0]
+        for part in _passes([text.lower() for text in texts]):
+            hashes, cut = _term_hashes(part, self._longest)
+            for i in range(len(part)):
+                found, n = np.unique(hashes[cut[i] : cut[i + 1]], return_counts=True)
+                at = np.minimum(np.searchsorted(self._hashes, found), len(self._hashes) - 1)
+                known = self._hashes[at] == found
+                columns.append(self._columns[at[known]])
+                counts.append(n[known])
+                ends.append(ends[-1] + int(known.sum()))
+        return sparse.csr_matrix(
+            (
+                np.concatenate(counts or [np.zeros(0)]).astype(np.float64),
+                np.concatenate(columns or [np.zeros(0, dtype=np.int32)]),
+                np.asarray(ends),
+            ),
+            shape=(len(texts), self._size),
+        )
+
+
+def _passes(lowered: list[str]) -> Iterable[list[str]]:
+    """The texts in runs of at most _PASS_CODE_POINTS code points (a longer one alone)."""
+    start, size = 0, 0
+    for i, text in enumerate(lowered):
+        if size and size + len(text) > _PASS_CODE_POINTS:
+            yield lowered[start:i]
+            start, size = i, 0
+        size += len(text) + 1
+    if start < len(lowered):
+        yield lowered[start:]

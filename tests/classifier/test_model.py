@@ -16,6 +16,7 @@ from scipy import sparse
 
 from focuscrawl.classifier.model import HierarchicalModel, fisher_scores
 from focuscrawl.classifier.tokens import (
+    TermIndex,
     count_matrix,
     count_terms,
     count_text,
@@ -58,6 +59,44 @@ def test_counted_terms_are_the_regex_definition_of_a_term(text: str) -> None:
     expected = re.findall(r"[^\W\d_]{2,}", text.lower())
     assert tokenize(text) == expected
     assert count_text(text) == Counter(expected)
+
+
+#: terms with letters outside ASCII: an astral one (fraktur a), sigma and final sigma
+_TERMS = ["zq", "éé", "kk", "aza", "\U0001d51e\U0001d51e", "ss", "zoë", "\u03c3\u03c2", "ﬁq"]
+_VOCABULARY = {term: i for i, term in enumerate(_TERMS)}
+
+
+@given(
+    st.lists(
+        st.text(
+            alphabet=st.sampled_from(
+                "aZq x_1-'\n\tÉéK\u212a\u0130ß—\u00a0٣\u0301ﬁ\U0001d51e\U0001f600Σ\u03c3\ud800"
+            ),
+            max_size=40,
+        ),
+        max_size=4,
+    )
+)
+def test_the_term_index_counts_as_the_counter_does(texts: list[str]) -> None:
+    """Counting into a vocabulary by hashes (TermIndex) gives the counts of the regex
+    definition of a term, looked up in the vocabulary; astral letters, a lone surrogate
+    (which the Counter path cannot encode) and letters that lower-case to two included."""
+    index = TermIndex.of(_VOCABULARY)
+    assert index is not None
+    expected = np.zeros((len(texts), len(_VOCABULARY)))
+    for i, text in enumerate(texts):
+        for term, n in Counter(re.findall(r"[^\W\d_]{2,}", text.lower())).items():
+            if term in _VOCABULARY:
+                expected[i, _VOCABULARY[term]] = n
+    assert index.matrix(texts).toarray().tolist() == expected.tolist()
+
+
+def test_a_vocabulary_of_other_than_terms_has_no_index() -> None:
+    assert TermIndex.of({"two words": 0}) is None
+    assert TermIndex.of({"Upper": 0}) is None
+    assert TermIndex.of({"x": 0}) is None
+    assert TermIndex.of({}) is None
+    assert TermIndex.of({"ab": 0, "cd": 1}) is not None
 
 
 def test_children_probabilities_sum_to_their_parent(
