@@ -12,7 +12,7 @@ import io
 import logging
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,11 @@ log = logging.getLogger("focuscrawl.crawler")
 
 BATCH = 500
 FLUSH_SECONDS = 0.25
+#: pages this store wrote as fetched, failed or excluded, remembered (up to this many) so
+#: that links to them get no check-in estimate: store_link_docs leaves such URLs out
+SETTLED_KEPT = 1_000_000
+#: the states store_link_docs leaves a known URL in (sql/store.sql)
+_SETTLED = frozenset((DocState.FETCHED, DocState.FAILED, DocState.EXCLUDED))
 
 
 @dataclass(frozen=True)
@@ -103,31 +108,34 @@ def copy_rows(cursor: Any, table: str, rows: Iterable[tuple[Any, ...]]) -> None:
 
 
 def _link_lines(
-    batch: Iterable[Outcome], estimates: CheckInEstimates
+    batch: Iterable[Outcome], estimates: CheckInEstimates, settled: Container[int] = ()
 ) -> tuple[io.StringIO, set[int]]:
     """The out-links of a batch as ``stage_link`` COPY text (the hot path of ingest):
     each normalised URL as its ids, whether it is https, its host and its path, with
-    its anchor, context and check-in estimate (NULL: unestimated); and the URLs' oids."""
-    rows: list[tuple[int, str, str | None, str | None, bool, str, str]] = []
+    its anchor, context and check-in estimate (NULL: unestimated, and for a URL in
+    ``settled``, whose row no estimate changes); and the URLs' oids."""
+    rows: list[tuple[int, str, str | None, str | None, bool, str, str, int, int]] = []
     for outcome in batch:
         src = outcome.claim.oid
         for url, anchor, context in outcome.links:
             https, host, path = split_url(url)
-            rows.append((src, url, anchor, context, https, host, path))
-    values = (
-        estimates.of([LinkParts(r[2], r[3], r[5], r[6]) for r in rows])
-        if estimates.active
-        else None
-    )
+            rows.append((src, url, anchor, context, https, host, path, *url_ids(url)))
+    values: dict[int, float] = {}
+    if estimates.active:
+        wanted = [n for n, row in enumerate(rows) if row[7] not in settled]
+        found = estimates.of(
+            [LinkParts(rows[n][2], rows[n][3], rows[n][5], rows[n][6]) for n in wanted]
+        )
+        values = dict(zip(wanted, found or (), strict=True))
     buffer = io.StringIO()
     write = buffer.write
     targets = set()
-    for n, (src, url, anchor, context, https, host, path) in enumerate(rows):
-        oid, bytehash = url_ids(url)
+    for n, (src, _, anchor, context, https, host, path, oid, bytehash) in enumerate(rows):
         targets.add(oid)
         text = "\\N" if anchor is None else _escape(anchor)
         around = "\\N" if context is None else _escape(context)
-        estimate = "\\N" if values is None else repr(values[n])
+        value = values.get(n)
+        estimate = "\\N" if value is None else repr(value)
         write(
             f"{src}\t{oid}\t{bytehash}\t{'t' if https else 'f'}\t{_escape(host)}\t"
             f"{_escape(path)}\t{text}\t{around}\t{estimate}\n"
@@ -150,6 +158,7 @@ class Store:
         self._taken = 0
         self._taken_lock = threading.Lock()
         self.estimates = CheckInEstimates()
+        self._settled: set[int] = set()
         #: which buckets share a shard: the crawler shares its own, read from the database
         #: it crawls into (one group on one server); pages are locked shard by shard
         self.layout = Layout(engine)
@@ -260,7 +269,7 @@ class Store:
             copy_rows(cursor, "stage_result", results)
             if with_links:
                 self.estimates.refresh(cursor)
-                lines, targets = _link_lines(outcomes, self.estimates)
+                lines, targets = _link_lines(outcomes, self.estimates, self._settled)
                 cursor.copy_expert("COPY stage_link FROM STDIN", lines)
             # the order sql/store.sql gives, and why
             for buckets, oids in shards.split(outcome.claim.oid for outcome in outcomes):
@@ -285,3 +294,5 @@ class Store:
             if any(outcome.state == DocState.FETCHED for outcome in outcomes):
                 cursor.execute(queries["notify_pages_stored"])  # the classifier's work
         self._connection.commit()
+        if len(self._settled) < SETTLED_KEPT:
+            self._settled.update(o.claim.oid for o in outcomes if o.state in _SETTLED)

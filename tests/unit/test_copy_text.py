@@ -1,11 +1,17 @@
-"""COPY text escaping: the fast path must agree with the full translation."""
+"""COPY text for the store: escaping (the fast path must agree with the full
+translation), and the out-link lines of a batch."""
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from focuscrawl.crawler.store import _ESCAPES, _escape
+from focuscrawl.crawler.estimates import CheckInEstimates
+from focuscrawl.crawler.store import _ESCAPES, Claim, Outcome, _escape, _link_lines
+from focuscrawl.linkmodel import FEATURE_BITS, LinkModel, log_sigmoid
+from focuscrawl.schema import DocState
+from focuscrawl.urls import oid_of
 
 
 @given(st.text(alphabet=st.sampled_from("ab é\\\t\n\r\x00N"), max_size=40))
@@ -16,3 +22,27 @@ def test_escape_equals_the_full_translation(text: str) -> None:
 def test_escape_leaves_plain_text_alone_and_escapes_the_rest() -> None:
     assert _escape("plain café text") == "plain café text"
     assert _escape("a\\b\tc\nd\re\x00f") == "a\\\\b\\tc\\nd\\ref"
+
+
+def test_links_to_settled_pages_are_staged_with_no_estimate() -> None:
+    """A link to a page the store has written as fetched (or failed, or excluded) gets
+    no check-in estimate: store_link_docs leaves such URLs out, whatever it says."""
+    weights = np.zeros(2**FEATURE_BITS, dtype=np.float32)
+    estimates = CheckInEstimates()
+    estimates.model = LinkModel(weights, bias=-1.0, model_id=3)
+    page = "http://h.example/page"
+    fetched, fresh = "http://h.example/fetched", "http://h.example/fresh"
+    outcome = Outcome(
+        Claim(oid_of(page), page, 1, 0, 0),
+        DocState.FETCHED,
+        links=[(fetched, "seen", None), (fresh, "new", "a b | c d")],
+    )
+    lines, targets = _link_lines([outcome], estimates, {oid_of(fetched)})
+    rows = [line.split("\t") for line in lines.getvalue().splitlines()]
+    assert targets == {oid_of(fetched), oid_of(fresh)}
+    assert [(int(r[1]), r[-1]) for r in rows] == [
+        (oid_of(fetched), "\\N"),
+        (oid_of(fresh), repr(float(log_sigmoid(np.asarray([-1.0]))[0]))),
+    ]
+    unsettled, _ = _link_lines([outcome], estimates)
+    assert "\\N" not in [line.split("\t")[-1] for line in unsettled.getvalue().splitlines()]
