@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
+import numpy as np
 from lxml import etree
 from lxml import html as lxml_html
 
@@ -29,9 +30,9 @@ _BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "
 _INVISIBLE = ("script", "style", "noscript", "template", "head")
 MAX_ANCHOR = 200
 #: a link's place in the text is marked while the text is gathered: link i opens with
-#: code point _OPEN + i and closes with _CLOSE + i (private use planes 15 and 16)
+#: code point _OPEN + i and closes with _CLOSE + i (private use planes 15 and 16; any
+#: code point of those planes in the text is taken for a mark, and dropped)
 _OPEN, _CLOSE, _PLANE = 0xF0000, 0x100000, 0xFFFE
-_MARKS = re.compile(r"[\U000F0000-\U0010FFFF]")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 
 #: (normalised URL, anchor text, the words around it as ``linkmodel.context_text`` or None)
@@ -168,16 +169,24 @@ def _contexts(text: str, marked: int) -> tuple[str, list[str | None]]:
     """The text without its marks, and the words around each marked link, as
     ``context_text``: up to ``CONTEXT_WORDS`` words before where it opens and after
     where it closes (None: its marks were lost with an invisible element). Only the
-    text near each mark is tokenised."""
+    text near each mark is tokenised. The marks are found by numpy among the text's
+    code points (a regex took three times as long, once to find them and once to
+    drop them)."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    where = np.flatnonzero(codes >= _OPEN)
     opens: dict[int, int] = {}
     closes: dict[int, int] = {}
-    for n, match in enumerate(_MARKS.finditer(text)):
-        code, at = ord(match.group()), match.start() - n  # its place in the clean text
-        if code >= _CLOSE:
-            closes.setdefault(code - _CLOSE, at)
+    pieces: list[str] = []
+    last = 0
+    for n, (at, code) in enumerate(zip(where.tolist(), codes[where].tolist(), strict=True)):
+        pieces.append(text[last:at])
+        last = at + 1
+        if code >= _CLOSE:  # its place in the clean text: n marks came before it
+            closes.setdefault(code - _CLOSE, at - n)
         else:
-            opens.setdefault(code - _OPEN, at)
-    clean = _MARKS.sub("", text)
+            opens.setdefault(code - _OPEN, at - n)
+    pieces.append(text[last:])
+    clean = "".join(pieces)
     result: list[str | None] = []
     for i in range(marked):
         start, end = opens.get(i), closes.get(i)

@@ -8,10 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from focuscrawl.crawler.estimates import CheckInEstimates
-from focuscrawl.crawler.store import _ESCAPES, Claim, Outcome, _escape, _link_lines
+from focuscrawl.crawler.store import Claim, Outcome, _escape, _link_lines
 from focuscrawl.linkmodel import FEATURE_BITS, LinkModel, log_sigmoid
 from focuscrawl.schema import DocState
 from focuscrawl.urls import oid_of
+
+#: COPY's text format, as PostgreSQL's documentation gives it (and NUL, which text
+#: cannot hold, dropped)
+_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": None})
 
 
 @given(st.text(alphabet=st.sampled_from("ab é\\\t\n\r\x00N"), max_size=40))
@@ -46,3 +50,37 @@ def test_links_to_settled_pages_are_staged_with_no_estimate() -> None:
     ]
     unsettled, _ = _link_lines([outcome], estimates)
     assert "\\N" not in [line.split("\t")[-1] for line in unsettled.getvalue().splitlines()]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["", "/a", "/b%5Cc"]),
+            st.none() | st.text(alphabet=st.sampled_from("ab é\\\t\n\r\x00N"), max_size=8),
+            st.none() | st.text(alphabet=st.sampled_from("ab é\\\tN|"), max_size=8),
+        ),
+        max_size=6,
+    )
+)
+def test_link_lines_escape_what_needs_it_in_a_batch_of_plain_links(
+    links: list[tuple[str, str | None, str | None]],
+) -> None:
+    """Out-link lines are checked for escapes a batch at once: a batch with one field to
+    escape has every field as COPY reads it, and a plain batch its fields as they are."""
+    page = "http://h.example/page"
+    outcome = Outcome(
+        Claim(oid_of(page), page, 1, 0, 0),
+        DocState.FETCHED,
+        links=[(f"http://h.example/x{n}{path}", a, c) for n, (path, a, c) in enumerate(links)],
+    )
+    lines, _ = _link_lines([outcome], CheckInEstimates())
+    rows = [line.split("\t") for line in lines.getvalue().split("\n")[:-1]]
+    assert len(rows) == len(links)
+    for row, (n, (path, anchor, context)) in zip(rows, enumerate(links), strict=True):
+        assert len(row) == 9
+        assert row[4:8] == [
+            "h.example",
+            f"/x{n}{path}",
+            "\\N" if anchor is None else anchor.translate(_ESCAPES),
+            "\\N" if context is None else context.translate(_ESCAPES),
+        ]
