@@ -50,6 +50,8 @@ class Tree:
     nodes: dict[int, Node]
     children: dict[int, list[int]] = field(default_factory=dict)
     _digest: str | None = field(default=None, init=False, repr=False, compare=False)
+    #: the taxonomy table's ``taxonomy_version`` when the tree was read from it
+    _version: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, nodes: Iterable[Node]) -> Tree:
@@ -259,8 +261,12 @@ def tree_from_edges(edges: Sequence[tuple[str, str]]) -> Tree:
 
 def load_tree(connection: Connection, known: Tree | None = None) -> Tree:
     """The taxonomy table as a tree; raises when none is loaded. ``known``, a tree read
-    before, is returned itself when the table still holds exactly its nodes (a process
-    that reads the tree for every batch checks and hashes it once)."""
+    before, is returned itself when the table still holds exactly its nodes and marks:
+    a process that reads the tree for every batch reads one md5 (``taxonomy_version``),
+    and the rows only when it changed."""
+    version = execute(connection, queries["taxonomy_version"]).scalar_one()
+    if known is not None and known._version == version:
+        return known
     rows = execute(connection, queries["taxonomy_nodes"]).fetchall()
     if not rows:
         raise TaxonomyError("no taxonomy is loaded; run: focuscrawl taxonomy import")
@@ -270,8 +276,12 @@ def load_tree(connection: Connection, known: Tree | None = None) -> Tree:
         and len(nodes) == len(known.nodes)
         and all(known.nodes.get(node.kcid) == node for node in nodes)
     ):
-        return known
-    return Tree.of(nodes)
+        tree = known
+    else:
+        tree = Tree.of(nodes)
+    # read before the rows: a change between the two reads the rows again next time
+    tree._version = version
+    return tree
 
 
 def set_good(engine: Engine, refs: Sequence[str], good: bool) -> list[str]:

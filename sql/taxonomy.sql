@@ -4,6 +4,12 @@
 -- The whole tree (it is small: a few hundred nodes).
 SELECT kcid, pcid, kcname, good FROM taxonomy ORDER BY kcid;
 
+-- taxonomy_version --
+-- The whole tree and its good marks as one md5 of their JSON: a process that reads the
+-- tree for every batch reads it again only when this changed.
+SELECT md5(coalesce(json_agg(json_build_array(kcid, pcid, kcname, good) ORDER BY kcid)::text, ''))
+FROM taxonomy;
+
 -- set_good --
 -- Mark (good = 1) or unmark (good = 0) categories; descendants inherit the mark.
 UPDATE taxonomy SET good = %(good)s WHERE kcid = ANY(%(kcids)s::smallint[]);

@@ -137,18 +137,19 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
             seen.add(target)
             page.links.append((target, "", None))
         for element in root.iter("a", "area", "frame", "iframe"):
-            attribute = "src" if element.tag in ("frame", "iframe") else "href"
+            tag = element.tag  # lxml makes a new string at each reading
+            attribute = "src" if tag in ("frame", "iframe") else "href"
             target = absolute_url(base, element.get(attribute) or "")
             if target is None or target in seen or "nofollow" in (element.get("rel") or "").lower():
                 continue
             seen.add(target)
-            anchor = _text(element) if element.tag == "a" else (element.get("alt") or "")
+            anchor = _text(element) if tag == "a" else (element.get("alt") or "")
             page.links.append((target, _clean(anchor)[:MAX_ANCHOR], None))
-            if element.tag not in ("a", "area") or len(marked) >= _PLANE:
+            if tag not in ("a", "area") or len(marked) >= _PLANE:
                 continue  # a frame has no place in the text
             # marks: where the anchor opens and closes in the text gathered below
             opening, closing = chr(_OPEN + len(marked)), chr(_CLOSE + len(marked))
-            if element.tag == "a":
+            if tag == "a":
                 element.text = opening + (element.text or "")
             else:
                 closing = opening + closing

@@ -125,8 +125,8 @@ def test_rescore_follows_new_marks_without_retraining(
 def test_a_running_classifier_scores_with_marks_changed_under_it(
     trained: sa.Engine, topics_web: WebBoxThread
 ) -> None:
-    """The classifier reads the tree every batch and rebuilds it only when it changed:
-    a mark changed between two batches is in the second."""
+    """The classifier reads the tree's version every batch and the tree only when it
+    changed: a mark changed between two batches is in the second."""
     engine = trained
     classifier = Classifier(engine)
     crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT_1999, max_pages=8, threads=2)
@@ -136,6 +136,10 @@ def test_a_running_classifier_scores_with_marks_changed_under_it(
         assert load_tree(connection, classifier._tree) is classifier._tree  # unchanged
     set_good(engine, ["topics.sports"], False)
     set_good(engine, ["topics.science"], True)
+    with engine.connect() as connection:  # the marks are in the table's version
+        changed = load_tree(connection, classifier._tree)
+    assert changed is not classifier._tree
+    assert changed.is_good(changed.find("topics.science"))
     crawl(engine, topics_web.proxy, [], mode=Mode.SOFT_1999, max_pages=8, threads=2)
     classifier.run(once=True)
     fetched = [
