@@ -93,7 +93,7 @@ def _escape(text: str) -> str:
 
 def _special(text: str) -> bool:
     """``text`` holds a character COPY's text format escapes."""
-    return "\\" in text or "\t" in text or "\n" in text or "\r" in text or "\x00" in text
+    return any(special in text for special, _ in _REPLACEMENTS)
 
 
 def _field(value: Any) -> str:
