@@ -264,9 +264,11 @@ def load_tree(connection: Connection, known: Tree | None = None) -> Tree:
     before, is returned itself when the table still holds exactly its nodes and marks:
     a process that reads the tree for every batch reads one md5 (``taxonomy_version``),
     and the rows only when it changed."""
-    version = execute(connection, queries["taxonomy_version"]).scalar_one()
-    if known is not None and known._version == version:
-        return known
+    version = None  # a one-off read (no ``known``) skips the md5
+    if known is not None:
+        version = execute(connection, queries["taxonomy_version"]).scalar_one()
+        if known._version == version:
+            return known
     rows = execute(connection, queries["taxonomy_nodes"]).fetchall()
     if not rows:
         raise TaxonomyError("no taxonomy is loaded; run: focuscrawl taxonomy import")
