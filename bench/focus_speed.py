@@ -379,6 +379,7 @@ def main() -> None:
                 fetched = unthrottled["fetched"]
                 polite["unthrottled_pages"] = fetched
                 polite["unthrottled_pages_per_s"] = round(fetched / unthrottled["crawl_seconds"], 1)
+                polite["unthrottled_cpu_seconds"] = unthrottled["cpu_seconds"]
                 ceiling = min(polite["politeness_bound_pages"], fetched)
                 polite["share_of_lower_bound"] = round(polite["fetched"] / max(ceiling, 1), 3)
                 print(f"  {polite}", flush=True)

@@ -144,9 +144,9 @@ def prepared(name: str, statements: Mapping[str, str] | None = None) -> Prepared
     """The statement ``name`` as a server-side prepared statement ``fc_<name>``.
 
     Parameter types are left to PostgreSQL to infer from the statement. Planning a
-    statement can cost more than running it: for the crawler's per-page host lease
-    (``acquire_site`` and ``release_site``) preparing halves the server's CPU time a
-    page (``bench/site_lease.py``).
+    statement can cost more than running it: for the crawler's host lease
+    (``acquire_site``) preparing halves the server's CPU time a statement
+    (``bench/site_lease.py``).
     """
     sql = (queries if statements is None else statements)[name]
     order: list[str] = []

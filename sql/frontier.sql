@@ -35,21 +35,50 @@ RETURNING d.oid, (xmax = 0) AS inserted;
 -- only when they run short, URLs waiting for another try off doc_frontier_retry
 -- (migration 0008). Sites the crawler already holds as many URLs of as it may
 -- (%(full_sites)s: what a site can be asked for at its politeness delay within the
--- lease) are skipped: site fairness is that bound, not a key of the order. The order's
--- tie-break after relevance is priority: the depth (seeds -32768), so among equal
--- estimates the URLs nearest the seeds go first. SKIP LOCKED lets any number of
--- crawlers claim at once without waiting for each other or taking the same URL; the
--- lease (lease_claims, in the same transaction) makes a crashed crawler's URLs come
--- back. The rows come back in the order they were claimed (a sort of the batch), each
--- with its URL (its host joined by key in the update). Only URLs of %(buckets)s are
--- claimed: on one server every bucket; on a Citus cluster the buckets of one shard, as
--- Citus locks rows of one shard per statement (focuscrawl.shards), and the crawler
--- claims shard by shard what frontier_top found.
+-- lease) are skipped, and a claim takes at most %(per_site)s URLs of one site: site
+-- fairness is that bound, not a key of the order. The order's tie-break after
+-- relevance is priority: the depth (seeds -32768), so among equal estimates the URLs
+-- nearest the seeds go first. SKIP LOCKED lets any number of crawlers claim at once
+-- without waiting for each other or taking the same URL; the lease (lease_claims, in
+-- the same transaction) makes a crashed crawler's URLs come back. The rows come back in
+-- the order they were claimed (a sort of the batch), each with its URL (its host
+-- joined by key in the update). Only URLs of %(buckets)s are claimed: on one server
+-- every bucket; on a Citus cluster the buckets of one shard, as Citus locks rows of one
+-- shard per statement (focuscrawl.shards), and the crawler claims shard by shard what
+-- frontier_top found.
 WITH untried AS (
+    -- a batch may hold per_site URLs of one site: the URLs locked as the index is read
     SELECT oid
     FROM doc
-    WHERE state = 0 AND num_tries = 0 AND sid <> ALL(%(full_sites)s::int[])
+    WHERE %(per_site)s >= %(batch)s
+      AND state = 0 AND num_tries = 0 AND sid <> ALL(%(full_sites)s::int[])
       AND bucket = ANY(%(buckets)s::smallint[])
+    ORDER BY relevance DESC, priority, bytehash
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+), seen AS (
+    -- else the next scan URLs off the index, read with no lock ...
+    SELECT oid, sid, relevance, priority, bytehash
+    FROM doc
+    WHERE %(per_site)s < %(batch)s
+      AND state = 0 AND num_tries = 0 AND sid <> ALL(%(full_sites)s::int[])
+      AND bucket = ANY(%(buckets)s::smallint[])
+    ORDER BY relevance DESC, priority, bytehash
+    LIMIT %(scan)s
+), picked AS (
+    -- ... at most per_site of each site among them (a sort of those seen) ...
+    SELECT oid
+    FROM (SELECT oid, row_number() OVER (PARTITION BY sid
+                                         ORDER BY relevance DESC, priority, bytehash) AS nth
+          FROM seen) AS ranked
+    WHERE nth <= %(per_site)s
+), untried_per_site AS (
+    -- ... locked in order (a URL another crawler claimed meanwhile is skipped, or no
+    -- longer untried)
+    SELECT oid
+    FROM doc
+    WHERE oid = ANY(ARRAY(SELECT oid FROM picked)) AND bucket = ANY(%(buckets)s::smallint[])
+      AND state = 0 AND num_tries = 0
     ORDER BY relevance DESC, priority, bytehash
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
@@ -62,9 +91,16 @@ WITH untried AS (
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
 ), batch AS (
-    -- the retried CTE is read only when the untried one runs short of the LIMIT
+    -- the retried CTE is read only when the untried URLs run short of the LIMIT (with a
+    -- bound per site: and none is left past those seen)
     SELECT ARRAY(
-        SELECT oid FROM untried UNION ALL SELECT oid FROM retried LIMIT %(batch)s
+        SELECT oid FROM untried
+        UNION ALL
+        SELECT oid FROM untried_per_site
+        UNION ALL
+        SELECT oid FROM retried
+        WHERE %(per_site)s >= %(batch)s OR (SELECT count(*) FROM seen) < %(scan)s
+        LIMIT %(batch)s
     ) AS oids
 ), claimed AS (
     UPDATE doc AS d

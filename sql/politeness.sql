@@ -1,19 +1,13 @@
 -- Per-host politeness shared by every crawler process: a lease on the site row
--- means "a request to this host is in flight", next_fetch_at the earliest next one.
+-- means "one process asks this host now", next_fetch_at the earliest next request.
 -- A site is named by its key (sid, bucket): its bucket is its URLs' oids' top byte.
 
 -- acquire_site --
 -- Take the host if nobody has it and its delay has passed. Returns one row: acquired,
 -- and when not, the time it is worth asking again; with robots.txt state when acquired.
--- In the same statement, release the host the worker fetched from last (as
--- release_site does; %(release_sid)s NULL releases none): one round trip a page, not two.
-WITH released AS (
-    UPDATE site
-    SET lease_until = NULL,
-        next_fetch_at = now() + make_interval(secs => %(delay)s),
-        pages_taken = pages_taken + %(taken)s
-    WHERE sid = %(release_sid)s AND bucket = %(release_bucket)s
-), got AS (
+-- The crawler keeps the lease between its requests to the host (crawler.leases) and
+-- gives it back with release_sites.
+WITH got AS (
     UPDATE site
     SET lease_until = now() + make_interval(secs => %(lease_seconds)s)
     WHERE sid = %(sid)s AND bucket = %(bucket)s
@@ -32,13 +26,18 @@ SELECT false, NULL, NULL, NULL, NULL, NULL,
 FROM site
 WHERE sid = %(sid)s AND bucket = %(bucket)s AND NOT EXISTS (SELECT 1 FROM got);
 
--- release_site --
--- The request is done: free the host, and keep it idle for %(delay)s seconds.
-UPDATE site
+-- release_sites --
+-- Hosts a crawler is done with, in one statement: each host (sids, with site_buckets)
+-- free, the requests made under its lease (taken) added to its count, and its next
+-- request not before waits seconds from now (what remains of its delay). On a Citus
+-- cluster the hosts of one shard, whose buckets are the buckets given.
+UPDATE site AS s
 SET lease_until = NULL,
-    next_fetch_at = now() + make_interval(secs => %(delay)s),
-    pages_taken = pages_taken + %(taken)s
-WHERE sid = %(sid)s AND bucket = %(bucket)s;
+    next_fetch_at = now() + make_interval(secs => r.wait),
+    pages_taken = s.pages_taken + r.taken
+FROM unnest(%(sids)s::int[], %(site_buckets)s::smallint[], %(waits)s::float8[],
+            %(taken)s::int[]) AS r(sid, bucket, wait, taken)
+WHERE s.bucket = ANY(%(buckets)s::smallint[]) AND s.sid = r.sid AND s.bucket = r.bucket;
 
 -- store_robots --
 UPDATE site

@@ -66,16 +66,24 @@ class HostScheduler:
         with self._cond:
             return [sid for sid, queue in self._queues.items() if len(queue) >= count]
 
+    def in_use(self) -> set[int]:
+        """The hosts with URLs queued or a worker on them."""
+        with self._cond:
+            return {sid for sid, queue in self._queues.items() if queue} | self._busy
+
     def queued_for(self, sid: int) -> int:
         with self._cond:
             return len(self._queues.get(sid, ()))
 
-    def add(self, claim: Claim) -> None:
+    def add(self, claim: Claim, not_before: float = 0.0) -> None:
+        """Queue a claimed URL. A host with nothing queued nor taken gets its turn now,
+        or at ``not_before`` (time.monotonic()) when that is later: when this process
+        asked it last, the end of that request plus its delay."""
         with self._cond:
             queue = self._queues.setdefault(claim.sid, deque())
             queue.append(claim)
             if len(queue) == 1 and claim.sid not in self._busy:
-                heapq.heappush(self._ready, (time.monotonic(), claim.sid))
+                heapq.heappush(self._ready, (max(time.monotonic(), not_before), claim.sid))
                 self._cond.notify()
 
     def take(self, timeout: float) -> Claim | None:

@@ -1,8 +1,8 @@
 """One crawler process: a watchdog that claims, workers that fetch, a store that writes.
 
     claim (watchdog) -> per-host queues -> worker: site lease, robots.txt, fetch,
-    parse -> outcome -> store (bulk) ; site released with its delay (in the same
-    statement as the worker's next lease)
+    parse -> outcome -> store (bulk) ; the site's lease kept between its requests,
+    which the process spaces by the delay, and given back in batches (crawler.leases)
 
 Any number of processes may run against one database. Stopping (SIGTERM, SIGINT,
 ``--max-pages``, or an empty frontier) finishes the fetches in flight, stores them
@@ -28,6 +28,7 @@ from sqlalchemy.engine import Engine
 
 from focuscrawl.crawler.config import CrawlConfig
 from focuscrawl.crawler.fetch import Fetcher
+from focuscrawl.crawler.leases import SITE_LEASE_S, Lease, LeaseShelf
 from focuscrawl.crawler.parse import absolute_url
 from focuscrawl.crawler.policy import REDIRECTS, guard, outcome_of, retry_or_fail
 from focuscrawl.crawler.politeness import HostScheduler
@@ -70,9 +71,11 @@ FOCUSED_SITE_S = 2.0
 #: skipped sites at their cap: the next waits this long (at least; a quarter of the
 #: host delay), rather than scan the frontier again every few milliseconds
 CLAIM_BACKOFF_S = 0.05
-#: a worker takes the next URL of the host it holds, with no delay to wait, under the
-#: same lease for at most this long; then the host goes back through the database
-HOLD_S = 1.0
+#: a claim that takes at most a few URLs of one site reads this many times as many
+#: URLs off the frontier's index as it asks for (claim_batch)
+CLAIM_SCAN = 8
+#: how often the leases kept no more go back to the database (crawler.leases)
+RELEASE_EVERY_S = 0.1
 #: a free crawl (not lockstep) that has waited this long for a classifier with no page
 #: scored crawls on without waiting (and says so), until a classifier scores again
 CLASSIFIER_WAIT_S = 3.0
@@ -80,7 +83,7 @@ CLASSIFIER_WAIT_S = 3.0
 #: nowhere, the file counts as unavailable, like a 4xx: everything is allowed
 MAX_ROBOTS_REDIRECTS = 5
 #: statements run for every page, prepared on each worker connection (planned once)
-PER_PAGE_STATEMENTS = ("acquire_site", "release_site")
+PER_PAGE_STATEMENTS = ("acquire_site",)
 
 
 #: a claim's leases, and the commit, in one round trip (Crawler._claim_together)
@@ -105,37 +108,11 @@ class CrawlStats:
         return self.fetched / max(time.monotonic() - self.started, 1e-9)
 
 
-@dataclass
-class _Release:
-    """A host a worker has finished with: released with the worker's next acquire."""
-
-    claim: Claim
-    delay: float
-    taken: int = 0
-    #: the claim waits for the host's next turn (robots.txt was fetched first)
-    again: bool = False
-    released: bool = False
-    #: what acquire_site returned, for the next URLs of the host taken under this lease
-    robots_txt: str | None = None
-    pages_taken: int = 0
-    acquired_at: float = 0.0
-
-    def params(self) -> dict[str, Any]:
-        return {
-            "release_sid": self.claim.sid,
-            "release_bucket": oid_bucket(self.claim.oid),
-            "delay": self.delay,
-            "taken": self.taken,
-        }
-
-
 _OUTCOME_NAMES = {
     DocState.FETCHED: "fetched",
     DocState.FAILED: "failed",
     DocState.EXCLUDED: "excluded",
 }
-
-_NO_RELEASE = {"release_sid": None, "release_bucket": None, "delay": 0.0, "taken": 0}
 
 
 class _Connections(threading.local):
@@ -158,6 +135,7 @@ class Crawler:
         self.fetcher = Fetcher(config.fetch, public_only=public_only, recorder=recorder)
         self.robots = RobotsCache(config.fetch.user_agent)
         self.scheduler = HostScheduler()
+        self.leases = LeaseShelf()  # host leases kept between requests, no worker on them
         self.store = Store(engine)
         self.stats = CrawlStats()
         self.metrics = CrawlerMetrics()  # served when asked (crawl run --metrics-port)
@@ -190,8 +168,8 @@ class Crawler:
 
     def _sql(self, name: str, params: dict[str, Any], fetch: bool = False) -> list[tuple[Any, ...]]:
         """Run a named statement on this thread's connection, waiting out a database
-        outage. Claims, and a lease that releases no host, give up, returning nothing,
-        when the crawler is stopping; everything else runs once the database is back.
+        outage. Claims and acquires give up, returning nothing, when the crawler is
+        stopping; everything else runs once the database is back.
         A claim (``claim_*``) commits with the leases of what it claimed."""
         if name.startswith("claim_"):
             return self._claim_together(name, params)
@@ -206,9 +184,7 @@ class Crawler:
                     rows += cursor.fetchall() if fetch else []
             return rows
 
-        gives_up = name == "frontier_top" or (
-            name == "acquire_site" and params["release_sid"] is None
-        )
+        gives_up = name in ("frontier_top", "acquire_site")
         stop = self.stop_event if gives_up else None
         rows = retry_until_done(
             run, name, stop=stop, on_lost=self._lost, on_layout=self.layout.read
@@ -302,6 +278,7 @@ class Crawler:
             for worker in workers:
                 worker.join()
             leftover += self.scheduler.drain()  # put back by workers while they stopped
+            self._release(self.leases.drain())
             if leftover:
                 self._release_claims([c.oid for c in leftover])
             self.store.close()
@@ -390,10 +367,14 @@ class Crawler:
         next_report = time.monotonic() + 5
         idle_since: float | None = None
         next_claim = 0.0
+        next_release = 0.0
         while not self.stop_event.is_set():
             if self.store.failure is not None:
                 raise self._store_failed()
             now = time.monotonic()
+            if now >= next_release:
+                self._release_due(now)
+                next_release = now + RELEASE_EVERY_S
             if now >= next_recover:
                 self._sql("recover_expired_leases", {})
                 next_recover = now + RECOVER_EVERY_S
@@ -412,8 +393,10 @@ class Crawler:
                         self.between_rounds(self.stats.fetched)
                     backlog = self._backlog() if self.config.mode.focused else None
                     room = batch if backlog is None else min(batch, backlog)
-            else:
+            elif queued < batch and now >= next_claim:  # else no claim: no need to ask
                 room = self._room_behind_classifier(queued + busy)
+            else:
+                room = 0
             if room:
                 self._waiting_since = None
             if queued < batch and room and now >= next_claim:
@@ -523,16 +506,17 @@ class Crawler:
             if batch == 0:
                 return 0
         rows = self._claim_rows(batch)
-        self._frontier_short = len(rows) < batch
         cap = self._site_cap()
+        # a claim bound per site may come short with URLs left: only none found backs off
+        self._frontier_short = len(rows) < batch and (cap >= batch or not rows)
         give_back = []
         for row in rows:
             self._claims += 1
             claim = replace(Claim(*row), seq=self._claims)
             if self.scheduler.queued_for(claim.sid) >= cap:
                 give_back.append(claim.oid)  # this host could not be served before the lease ends
-            else:
-                self.scheduler.add(claim)
+            else:  # a host this process asked last waits out its delay here
+                self.scheduler.add(claim, not_before=self.leases.free_at(claim.sid))
         if give_back:
             self._release_claims(give_back)
         return len(rows) - len(give_back)
@@ -550,9 +534,18 @@ class Crawler:
         lease = self.config.lease_seconds
         age = self.config.revisit_after_seconds
         revisits = 0 if age is None else int(batch * self.config.revisit_share)
-        full = self.scheduler.sites_with_at_least(self._site_cap())
+        cap = self._site_cap()
+        full = self.scheduler.sites_with_at_least(cap)
         self._skipped_sites = len(full)
-        params = {"batch": batch - revisits, "lease_seconds": lease, "full_sites": full}
+        asked = batch - revisits
+        params = {
+            "batch": asked,
+            "lease_seconds": lease,
+            "full_sites": full,
+            "per_site": cap,
+            # the bound per site may pass URLs over: then the claim reads further
+            "scan": asked if cap >= asked else asked * CLAIM_SCAN,
+        }
         with self.metrics.claim_seconds.time():
             rows = self._claim_frontier(params)
         self.metrics.claimed.inc(len(rows))
@@ -608,83 +601,102 @@ class Crawler:
     # -- workers --------------------------------------------------------------------
 
     def _worker(self) -> None:
-        held: _Release | None = None  # the host fetched from last, not yet released
+        lease: Lease | None = None  # the host this worker holds between two of its URLs
         while not self.stop_event.is_set():
-            # with a host held: its next URL when it may be asked at once, else any URL
-            # without waiting; if there is none, release the host at once rather than
-            # keep it from the other workers
-            claim = self._next_of(held) if held is not None else None
-            continuing = claim is not None
+            # with a host held: its next URL when it may be asked at once; else the lease
+            # goes on the shelf and the worker takes any URL whose host's turn has come
+            claim = self._next_of(lease) if lease is not None else None
             if claim is None:
-                claim = self.scheduler.take(0.0 if held else TAKE_TIMEOUT)
-            if claim is None:
-                if held is not None:
-                    self._release(held)
-                    held = None
-                continue
-            previous, held = held, None
+                if lease is not None:
+                    self._shelve(lease)
+                    lease = None
+                claim = self.scheduler.take(TAKE_TIMEOUT)
+                if claim is None:
+                    continue
             try:
-                if continuing:
-                    held = self._visit(claim, None, lease=previous)
-                else:
-                    held = self._visit(claim, previous)
+                lease = self._visit(claim, lease)
             except Exception:  # a bug must not kill the worker: record and go on
                 log.exception("event=visit_failed url=%s", claim.url)
+                lease = None  # given back by _visit
                 self.store.put(Outcome(claim, DocState.FAILED, error="internal"))
-                if previous is not None and not previous.released:
-                    self._release(previous)
                 self.scheduler.done(claim.sid, self.config.host_delay)
-            finally:
-                if held is None or held.claim is not claim or not held.again:
-                    self.scheduler.finished(claim)  # else it stays taken until put back
-        if held is not None:
-            self._release(held)
+                self.scheduler.finished(claim)
+        if lease is not None:
+            self._shelve(lease)
         if self._local.connection is not None:
             self._local.connection.close()
 
-    def _next_of(self, held: _Release) -> Claim | None:
-        """The next queued URL of the host a worker holds, taken under the same lease (no
-        release and acquire: two statements a page fewer) when the host may be asked
-        again at once: no delay, and within HOLD_S of the acquire, after which the host
-        goes back to the database for other crawlers' turn."""
-        if held.delay > 0 or held.again or held.released:
+    def _next_of(self, lease: Lease) -> Claim | None:
+        """The next queued URL of the host a worker holds, taken with no turn waited for,
+        when the host may be asked again at once (no delay) and the lease's hold is not
+        over; else None."""
+        if lease.delay > 0 or lease.again or lease.expired(time.monotonic()):
             return None
-        if time.monotonic() - held.acquired_at >= HOLD_S:
-            return None
-        return self.scheduler.take_next(held.claim.sid)
+        return self.scheduler.take_next(lease.sid)
 
-    def _release(self, held: _Release) -> None:
-        """Release a host on its own (release_site)."""
-        self._sql(
-            "release_site",
-            {"sid": held.claim.sid, "bucket": oid_bucket(held.claim.oid), **held.params()},
-        )
-        self._released(held)
-
-    def _released(self, held: _Release) -> None:
-        held.released = True
-        if held.again:
-            self.scheduler.retry(held.claim, held.delay)
+    def _shelve(self, lease: Lease) -> None:
+        """The worker is done with its host for now: the lease goes on the shelf, and the
+        host's next URL comes when its delay has passed."""
+        self.leases.put(lease)
+        if lease.again:  # the URL itself waits for the host's next turn
+            lease.again = False
+            self.scheduler.retry(lease.claim, lease.delay)
         else:
-            self.scheduler.done(held.claim.sid, held.delay)
+            self.scheduler.done(lease.sid, lease.wait(time.monotonic()))
 
-    def _acquire(self, claim: Claim, previous: _Release | None) -> list[tuple[Any, ...]]:
-        """acquire_site for ``claim``'s host, releasing ``previous`` in the same statement
-        (which, since it releases a host, runs even when the crawler is stopping). On a
-        Citus cluster a host of another shard is released on its own first: Citus would
-        run the two-shard statement as four (docs/scale-out.md)."""
-        bucket = oid_bucket(claim.oid)
-        params = {"sid": claim.sid, "bucket": bucket, "lease_seconds": 120.0}
+    def _release(self, leases: list[Lease]) -> None:
+        """Give leases back to the database, in one statement (one a shard on a Citus
+        cluster): each host free, its requests counted, its next request after what
+        remains of its delay."""
+        now = time.monotonic()
         group_of = self.shards.group_of
-        if previous is not None and group_of[bucket] != group_of[oid_bucket(previous.claim.oid)]:
-            self._release(previous)
-            previous = None
-        # releasing none still names a bucket: Citus routes each part by its bucket
-        release = previous.params() if previous else {**_NO_RELEASE, "release_bucket": bucket}
-        rows = self._sql("acquire_site", {**params, **release}, fetch=True)
-        if previous is not None:
-            self._released(previous)
-        return rows
+        by_group: dict[int, list[Lease]] = {}
+        for lease in sorted(leases, key=lambda lease: (lease.bucket, lease.sid)):
+            by_group.setdefault(group_of[lease.bucket], []).append(lease)
+        for group in by_group.values():
+            params = {
+                "sids": [lease.sid for lease in group],
+                "site_buckets": [lease.bucket for lease in group],
+                "waits": [round(lease.wait(now), 3) for lease in group],
+                "taken": [lease.taken for lease in group],
+                "buckets": sorted({lease.bucket for lease in group}),
+            }
+            self._sql("release_sites", params)
+
+    def _release_due(self, now: float) -> None:
+        """Give back the leases on the shelf that are kept no more (LeaseShelf.due)."""
+        due = self.leases.due(now, self.scheduler.in_use())
+        if due:
+            self._release(due)
+
+    def _lease_of(self, claim: Claim) -> Lease | None:
+        """The lease of ``claim``'s host: off the shelf when this process keeps it, else
+        acquired. None when the host may not be asked yet: the URL went back to wait."""
+        now = time.monotonic()
+        lease = self.leases.take(claim.sid)
+        if lease is not None and lease.expired(now):
+            self._release([lease])  # held for its hold: back through the database
+            lease = None
+        if lease is not None:
+            if lease.free_at > now:  # a URL that came while the host's delay ran
+                self.leases.put(lease)
+                self.scheduler.retry(claim, lease.free_at - now)
+                return None
+            return lease
+        params = {"sid": claim.sid, "bucket": oid_bucket(claim.oid), "lease_seconds": SITE_LEASE_S}
+        rows = self._sql("acquire_site", params, fetch=True)
+        if not rows or not rows[0][0]:
+            self.scheduler.retry(claim, float(rows[0][6]) if rows else OUTAGE_RETRY_S)
+            return None
+        _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
+        return Lease(
+            claim,
+            delay=max(self.config.host_delay, crawl_delay or 0.0),
+            acquired_at=time.monotonic(),
+            robots_txt=robots_txt,
+            robots_stale=bool(robots_stale),
+            pages_taken=pages_taken,
+        )
 
     def _finish(self, outcome: Outcome) -> None:
         with self._lock:
@@ -699,74 +711,73 @@ class Crawler:
         self.metrics.visited(_OUTCOME_NAMES.get(outcome.state, "retried"), outcome.error)
         self.store.put(outcome)
 
-    def _visit(
-        self, claim: Claim, previous: _Release | None, lease: _Release | None = None
-    ) -> _Release | None:
-        """Fetch one claimed URL. ``previous``, the host this worker fetched from last, is
-        released here; the host of this visit is returned for the worker to release with
-        its next acquire (None when there is nothing to release). With ``lease``, the
-        worker holds the URL's host already (_next_of): no acquire."""
+    def _excluded(self, claim: Claim) -> str | None:
+        """Why the crawl must not fetch ``claim`` at all (a guard, the crawl's scope), or
+        None."""
+        if claim.revisit:
+            return None
+        reason = guard(claim, self.config)
         scope = self.scope
-        reason = None if claim.revisit else guard(claim, self.config)
-        if reason is None and not scope.empty and not claim.revisit:
+        if reason is None and not scope.empty:
             reason = scope.why_not(claim.url)
             if reason is None and scope.max_depth is not None and claim.depth > scope.max_depth:
                 reason = "max_depth"
-        if reason is not None:
-            if previous is not None:
-                self._release(previous)
-            self._finish(Outcome(claim, DocState.EXCLUDED, error=reason))
-            if lease is not None:
-                return lease  # the host stays held
-            self.scheduler.done(claim.sid, 0.0)
-            return None
-        if lease is None:
-            rows = self._acquire(claim, previous)
-            if not rows or not rows[0][0]:
-                wait = float(rows[0][6]) if rows else OUTAGE_RETRY_S
-                self.scheduler.retry(claim, wait)
-                return None
-            _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
-            delay = max(self.config.host_delay, crawl_delay or 0.0)
-            held = _Release(
-                claim,
-                delay,
-                robots_txt=robots_txt,
-                pages_taken=pages_taken,
-                acquired_at=time.monotonic(),
-            )
-        else:
-            held, robots_stale = lease, False
-            held.claim, robots_txt = claim, lease.robots_txt
-            pages_taken = lease.pages_taken + lease.taken
+        return reason
+
+    def _visit(self, claim: Claim, lease: Lease | None) -> Lease | None:
+        """Fetch one URL a worker took: under ``lease`` when the worker holds its host,
+        else under the host's lease off the shelf or acquired. Returns the lease the
+        worker holds after it; None when it holds none (the host was not asked, or may
+        not be asked yet: then the URL went back to wait for its turn)."""
         try:
-            per_site = scope.max_pages_per_site or self.config.max_pages_per_site
-            if pages_taken >= min(per_site, self.config.max_pages_per_site):
-                self._finish(Outcome(claim, DocState.EXCLUDED, error="site_limit"))
-            elif robots_stale:
-                # robots.txt is a request too: the page waits for the host's next turn
-                _, crawl_delay, error = self._fetch_robots(claim)
-                held.delay = max(self.config.host_delay, crawl_delay or 0.0)
-                if error is None:
-                    held.again = True
-                elif error == "private_address":
-                    self._finish(Outcome(claim, DocState.EXCLUDED, error=error))
-                else:
-                    self._finish(retry_or_fail(claim, "robots_unavailable", None, self.config))
-            elif not self.robots.allowed(claim.sid, robots_txt, claim.url):
-                self._finish(Outcome(claim, DocState.EXCLUDED, error="robots"))
-            else:
-                result = self.fetcher.fetch(claim.url, claim.etag, claim.last_modified)
-                held.taken += 1
-                if result.retry_after is not None:
-                    held.delay = max(held.delay, result.retry_after)
-                self._finish(
-                    self._bounded(outcome_of(claim, result, self.config, self.robots.agent))
-                )
+            reason = self._excluded(claim)
+            if reason is not None:
+                self._finish(Outcome(claim, DocState.EXCLUDED, error=reason))
+                self.scheduler.finished(claim)
+                if lease is None:
+                    self.scheduler.done(claim.sid, 0.0)
+                return lease  # no request: a host held stays held
+            if lease is None:
+                lease = self._lease_of(claim)
+                if lease is None:
+                    return None
+            lease.claim = claim
+            self._ask(claim, lease)
         except BaseException:
-            self._release(held)
+            if lease is not None:
+                self._release([lease])
             raise
-        return held
+        if not lease.again:
+            self.scheduler.finished(claim)  # else it stays taken until put back
+        return lease
+
+    def _ask(self, claim: Claim, lease: Lease) -> None:
+        """Ask the host for ``claim`` under ``lease``: robots.txt first when its copy has
+        expired (the URL then waits for the host's next turn), else the page, unless the
+        site's limit or robots.txt forbids it."""
+        per_site = self.scope.max_pages_per_site or self.config.max_pages_per_site
+        if lease.pages_taken + lease.taken >= min(per_site, self.config.max_pages_per_site):
+            self._finish(Outcome(claim, DocState.EXCLUDED, error="site_limit"))
+        elif lease.robots_stale:
+            # robots.txt is a request too: the page waits for the host's next turn
+            robots_txt, crawl_delay, error = self._fetch_robots(claim)
+            lease.delay = max(self.config.host_delay, crawl_delay or 0.0)
+            lease.requested(time.monotonic())
+            if error is None:
+                lease.robots_txt, lease.robots_stale, lease.again = robots_txt, False, True
+            elif error == "private_address":
+                self._finish(Outcome(claim, DocState.EXCLUDED, error=error))
+            else:
+                self._finish(retry_or_fail(claim, "robots_unavailable", None, self.config))
+        elif not self.robots.allowed(claim.sid, lease.robots_txt, claim.url):
+            self._finish(Outcome(claim, DocState.EXCLUDED, error="robots"))
+        else:
+            result = self.fetcher.fetch(claim.url, claim.etag, claim.last_modified)
+            lease.taken += 1
+            if result.retry_after is not None:
+                lease.delay = max(lease.delay, result.retry_after)
+            lease.requested(time.monotonic())
+            self._finish(self._bounded(outcome_of(claim, result, self.config, self.robots.agent)))
 
     def _fetch_robots(self, claim: Claim) -> tuple[str | None, float | None, str | None]:
         """Fetch and store the robots.txt of ``claim``'s host: (text, Crawl-delay, None),

@@ -82,13 +82,26 @@ def test_per_host_delay_is_never_broken(
     assert len(urls) == len(set(urls))  # no URL fetched twice
 
 
+@pytest.mark.parametrize("host_delay", [0.0, 0.05])
 def test_a_host_held_between_pages_counts_each_request_and_its_limit(
-    engine: sa.Engine, webbox: WebBoxThread, synthetic: SyntheticCorpus, tmp_path: Path
+    engine: sa.Engine,
+    webbox: WebBoxThread,
+    synthetic: SyntheticCorpus,
+    tmp_path: Path,
+    host_delay: float,
 ) -> None:
-    """With no host delay a worker fetches its host's next URL under the lease it holds
-    (no release and acquire between): the site's count of requests stays exact, and
-    --max-pages-per-site holds across those pages."""
-    crawl(engine, webbox.proxy, [synthetic.url(11)], max_pages=150, max_pages_per_site=6)
+    """A process keeps a host's lease between its requests (no release and acquire
+    between; with a delay, on the shelf while it runs): the site's count of requests
+    stays exact, --max-pages-per-site holds across them, and when the crawl ends every
+    lease is given back."""
+    crawl(
+        engine,
+        webbox.proxy,
+        [synthetic.url(11)],
+        max_pages=150,
+        max_pages_per_site=6,
+        host_delay=host_delay,
+    )
     assert webbox.box.log is not None
     webbox.box.log.flush()
     requests = Counter(host for host, _ in requested_pages(tmp_path / "requests.log"))
@@ -98,8 +111,12 @@ def test_a_host_held_between_pages_counts_each_request_and_its_limit(
                 "SELECT host, pages_taken FROM site WHERE pages_taken > 0"
             ).all()
         )
+        leased = connection.exec_driver_sql(
+            "SELECT count(*) FROM site WHERE lease_until IS NOT NULL"
+        ).scalar_one()
     assert taken == dict(requests)
     assert max(taken.values()) == 6  # the limit was reached, and held
+    assert leased == 0
 
 
 def test_max_pages_stops_and_returns_unfetched_claims(

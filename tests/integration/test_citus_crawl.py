@@ -151,6 +151,7 @@ def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
         "GROUP BY get_shard_id_for_distribution_column('doc', b::smallint) LIMIT 1",
     )
     claim = {"batch": 8, "lease_seconds": 60, "full_sites": [], "buckets": buckets}
+    claim |= {"per_site": 2, "scan": 64}  # a focused crawl under a host delay
     for name in ("claim_batch", "claim_revisits"):
         plan = _plan(cluster, queries[name], {**claim, "min_age_seconds": 1})
         assert "Subplan" not in plan and re.findall(r"Task Count: (\d+)", plan) == ["1"], plan

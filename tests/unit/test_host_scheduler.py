@@ -53,3 +53,15 @@ def test_the_worker_holding_a_host_takes_its_next_url_at_once() -> None:
     assert other is not None and other.sid == 2
     scheduler.done(1, 0.0)
     assert scheduler.take_next(1) is None  # given back: no longer held
+
+
+def test_hosts_in_use_have_urls_queued_or_a_worker_on_them() -> None:
+    scheduler = HostScheduler()
+    for seq, sid in ((1, 1), (2, 2)):
+        scheduler.add(claim(seq, sid))
+    assert scheduler.in_use() == {1, 2}
+    taken = scheduler.take(0.0)
+    assert taken is not None
+    assert scheduler.in_use() == {1, 2}  # one queued, one with a worker on it
+    scheduler.done(taken.sid, 0.0)
+    assert scheduler.in_use() == {3 - taken.sid}
