@@ -30,10 +30,12 @@ WHERE sid = %(sid)s AND bucket = %(bucket)s AND NOT EXISTS (SELECT 1 FROM got);
 -- Hosts a crawler is done with, in one statement: each host (sids, with site_buckets)
 -- free, the requests made under its lease (taken) added to its count, and its next
 -- request not before waits seconds from now (what remains of its delay). On a Citus
--- cluster the hosts of one shard, whose buckets are the buckets given.
+-- cluster the hosts of one shard, whose buckets are the buckets given. (The time is
+-- summed in epoch seconds: Citus refuses now() plus an interval of a column, a STABLE
+-- operator over a column, in an UPDATE.)
 UPDATE site AS s
 SET lease_until = NULL,
-    next_fetch_at = now() + make_interval(secs => r.wait),
+    next_fetch_at = to_timestamp(extract(epoch FROM now())::float8 + r.wait),
     pages_taken = s.pages_taken + r.taken
 FROM unnest(%(sids)s::int[], %(site_buckets)s::smallint[], %(waits)s::float8[],
             %(taken)s::int[]) AS r(sid, bucket, wait, taken)
