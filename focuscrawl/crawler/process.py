@@ -386,6 +386,7 @@ class Crawler:
             queued, busy = self.scheduler.outstanding()
             if not self.config.lockstep:  # under politeness: what comes within DUE_S
                 queued = self.scheduler.due_within(DUE_S, self.config.host_delay)
+            wants = queued < batch and now >= next_claim  # a claim, if there is room
             if self.config.lockstep:
                 room = self._round_done(queued + busy)
                 if room:
@@ -393,13 +394,13 @@ class Crawler:
                         self.between_rounds(self.stats.fetched)
                     backlog = self._backlog() if self.config.mode.focused else None
                     room = batch if backlog is None else min(batch, backlog)
-            elif queued < batch and now >= next_claim:  # else no claim: no need to ask
+            elif wants:  # else no claim: no need to ask the classifier's lag
                 room = self._room_behind_classifier(queued + busy)
             else:
                 room = 0
             if room:
                 self._waiting_since = None
-            if queued < batch and room and now >= next_claim:
+            if wants and room:
                 asked = min(batch, room)
                 claimed = self._claim(asked)
                 if self._frontier_short and not self.config.lockstep and self._skipped_sites:
