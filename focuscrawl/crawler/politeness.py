@@ -25,17 +25,28 @@ class HostScheduler:
         self._busy: set[int] = set()
         self._cond = threading.Condition()
         self._taken: set[int] = set()  # seq of the URLs handed to workers, not yet finished
+        self._queued = 0  # URLs in the queues (the claim loop asks many times a second)
         self.closed = False
 
     def __len__(self) -> int:
         with self._cond:
-            return sum(len(q) for q in self._queues.values())
+            return self._queued
 
     def outstanding(self) -> tuple[int, int]:
         """(queued, taken): URLs waiting, and URLs taken by workers whose visit is not
         ``finished``, read together so that no URL is ever between the two."""
         with self._cond:
-            return sum(len(q) for q in self._queues.values()), len(self._taken)
+            return self._queued, len(self._taken)
+
+    def _turn(self, at: float, sid: int) -> None:
+        """The host's turn comes at ``at``. A waiting worker is woken only when that is
+        sooner than every other turn: each one waits until the first turn at the
+        latest, and a wake-up for a later turn (most turns under politeness, a delay
+        away) would cost a thread switch for nothing."""
+        first = not self._ready or at < self._ready[0][0]
+        heapq.heappush(self._ready, (at, sid))
+        if first or at <= time.monotonic():
+            self._cond.notify()
 
     def due_within(self, horizon: float, delay: float) -> int:
         """Queued URLs whose turn comes within ``horizon`` seconds, a host's URLs going
@@ -43,7 +54,7 @@ class HostScheduler:
         delay, every queued URL. URLs further off are bounded by the site cap."""
         with self._cond:
             if delay <= 0:
-                return sum(len(q) for q in self._queues.values())
+                return self._queued
             now = time.monotonic()
             turn: dict[int, float] = {}
             for at, sid in self._ready:
@@ -82,9 +93,9 @@ class HostScheduler:
         with self._cond:
             queue = self._queues.setdefault(claim.sid, deque())
             queue.append(claim)
+            self._queued += 1
             if len(queue) == 1 and claim.sid not in self._busy:
-                heapq.heappush(self._ready, (max(time.monotonic(), not_before), claim.sid))
-                self._cond.notify()
+                self._turn(max(time.monotonic(), not_before), claim.sid)
 
     def take(self, timeout: float) -> Claim | None:
         """The next URL whose host may be asked now; None after ``timeout`` or when closed."""
@@ -99,6 +110,7 @@ class HostScheduler:
                         continue
                     self._busy.add(sid)
                     claim = queue.popleft()
+                    self._queued -= 1
                     self._taken.add(claim.seq)
                     return claim
                 wait = deadline - now
@@ -118,6 +130,7 @@ class HostScheduler:
             if self.closed or not queue or sid not in self._busy:
                 return None
             claim = queue.popleft()
+            self._queued -= 1
             self._taken.add(claim.seq)
             return claim
 
@@ -129,8 +142,7 @@ class HostScheduler:
                 return
             self._busy.discard(sid)
             if self._queues.get(sid):
-                heapq.heappush(self._ready, (time.monotonic() + delay, sid))
-                self._cond.notify()
+                self._turn(time.monotonic() + delay, sid)
             else:
                 self._queues.pop(sid, None)
 
@@ -143,14 +155,15 @@ class HostScheduler:
             self._busy.discard(claim.sid)
             self._taken.discard(claim.seq)
             self._queues.setdefault(claim.sid, deque()).appendleft(claim)
-            heapq.heappush(self._ready, (time.monotonic() + delay, claim.sid))
-            self._cond.notify()
+            self._queued += 1
+            self._turn(time.monotonic() + delay, claim.sid)
 
     def drain(self) -> list[Claim]:
         """Remove and return every queued URL (on shutdown)."""
         with self._cond:
             claims = [c for q in self._queues.values() for c in q]
             self._queues.clear()
+            self._queued = 0
             self._ready.clear()
             self.closed = True
             self._cond.notify_all()

@@ -16,7 +16,7 @@ import logging
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
@@ -59,11 +59,20 @@ TAKE_TIMEOUT = 0.2
 SCOPE_EVERY_S = 5.0  # how often a crawler reads the crawl's scope again
 RECOVER_EVERY_S = 30.0
 LOCKSTEP_POLL_S = 0.002
+#: a free crawl looks whether to claim this often: the work it keeps in hand lasts DUE_S,
+#: and each look reads the queues of every host it holds (a few hundred µs for 1,000)
+FREE_POLL_S = 0.01
 #: waiting for the classifier, woken by its notification: the poll if none comes
 SCORED_FALLBACK_S = 0.05
 #: a queued URL counts as work in hand (against the claim size and the backlog) when
 #: its host's turn comes within this many seconds; later ones wait on politeness
 DUE_S = 0.25
+#: under politeness, the work in hand is also at least this many times what the crawl
+#: fetched in the last DUE_S (over the last RATE_WINDOW_S): a host is asked once a
+#: delay, so URLs due within DUE_S are hosts, and a fixed number of them would cap the
+#: crawl at that number each DUE_S however many hosts have work
+IN_HAND_RATE = 2.0
+RATE_WINDOW_S = 2.0
 #: a focused crawl holds at most this many seconds of a site's work (at its delay), so
 #: that under politeness its claims reach the best URLs of many sites, not a queue of one
 FOCUSED_SITE_S = 2.0
@@ -159,6 +168,8 @@ class Crawler:
         self._no_classifier = False  # none scored while we waited: crawl on without one
         self._skipped_sites = 0  # sites at their cap that the last claim skipped
         self._frontier_short = False  # the last claim found fewer URLs than it asked for
+        #: (monotonic time, pages visited) marks, newest last: the crawl's recent rate
+        self._visits: deque[tuple[float, int]] = deque()
         self._said_no_classifier = False
         #: lockstep: called with the pages fetched so far before each claim (the
         #: evaluation runs its distiller there, so that a crawl repeats exactly)
@@ -384,9 +395,11 @@ class Crawler:
             if self._reached_max():
                 return
             queued, busy = self.scheduler.outstanding()
+            in_hand = batch
             if not self.config.lockstep:  # under politeness: what comes within DUE_S
                 queued = self.scheduler.due_within(DUE_S, self.config.host_delay)
-            wants = queued < batch and now >= next_claim  # a claim, if there is room
+                in_hand = self._in_hand(now, batch)
+            wants = queued < in_hand and now >= next_claim  # a claim, if there is room
             if self.config.lockstep:
                 room = self._round_done(queued + busy)
                 if room:
@@ -401,7 +414,7 @@ class Crawler:
             if room:
                 self._waiting_since = None
             if wants and room:
-                asked = min(batch, room)
+                asked = min(max(batch, in_hand - queued), room)  # under politeness, more
                 claimed = self._claim(asked)
                 if self._frontier_short and not self.config.lockstep and self._skipped_sites:
                     next_claim = now + max(CLAIM_BACKOFF_S, self.config.host_delay / 4)
@@ -429,7 +442,23 @@ class Crawler:
             elif behind:
                 self._waited(now)
             if not behind:
-                self.stop_event.wait(LOCKSTEP_POLL_S)
+                self.stop_event.wait(LOCKSTEP_POLL_S if self.config.lockstep else FREE_POLL_S)
+
+    def _in_hand(self, now: float, batch: int) -> int:
+        """The URLs due within DUE_S a free crawl keeps in hand: a claim's batch, and
+        under politeness at least IN_HAND_RATE times the pages of the last DUE_S."""
+        if self.config.host_delay <= 0:
+            return batch
+        s = self.stats
+        visits = self._visits
+        visits.append((now, s.fetched + s.failed + s.excluded + s.retried))
+        while len(visits) > 2 and visits[1][0] <= now - RATE_WINDOW_S:
+            visits.popleft()
+        (first, before), (_, after) = visits[0], visits[-1]
+        if now - first < RATE_WINDOW_S / 2:
+            return batch  # too short a window to know the rate yet
+        rate = (after - before) / (now - first)
+        return max(batch, int(IN_HAND_RATE * rate * DUE_S))
 
     def _waited(self, now: float) -> None:
         """A free crawl that waited CLASSIFIER_WAIT_S for a classifier that scored nothing

@@ -24,6 +24,9 @@ NEAR_DUPLICATES = 10  # pages of one pattern and shape whose out-links are follo
 MAX_KEYS = 200_000  # patterns remembered (the oldest half is forgotten past this)
 
 _DIGITS = re.compile(r"[0-9]+")
+#: the ASCII digits, dropped from a page's UTF-8 bytes for its shape (no byte of a
+#: multi-byte character is one: the same as dropping them from the text, four times faster)
+_DIGIT_BYTES = b"0123456789"
 log = logging.getLogger("focuscrawl.crawler")
 
 
@@ -42,7 +45,8 @@ class TrapGuard:
         if text is None or not any(ch.isdigit() for ch in path):
             return True  # a path without digits is no generated series
         pattern = host + "/" + _DIGITS.sub("#", path)
-        shape = hashlib.md5(_DIGITS.sub("", text).encode("utf-8"), usedforsecurity=False)
+        digitless = text.encode("utf-8", "surrogatepass").translate(None, _DIGIT_BYTES)
+        shape = hashlib.md5(digitless, usedforsecurity=False)
         key = (pattern, shape.digest()[:8])
         with self._lock:
             seen = self._counts.get(key, 0) + 1

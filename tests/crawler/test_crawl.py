@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from focuscrawl.crawler.config import Mode
+from focuscrawl.crawler.config import CrawlConfig, Mode
+from focuscrawl.crawler.process import DUE_S, Crawler
 from focuscrawl.schema import DocState
 from focuscrawl.urls import oid_of
 from focuscrawl.webbox import WebBoxThread
@@ -80,6 +81,21 @@ def test_per_host_delay_is_never_broken(
     assert gaps and min(gaps) >= 0.24, min(gaps)
     urls = requested_pages(tmp_path / "requests.log")
     assert len(urls) == len(set(urls))  # no URL fetched twice
+
+
+def test_a_polite_crawl_keeps_in_hand_what_its_rate_needs(engine: sa.Engine) -> None:
+    """Under politeness a host is asked once a delay, so the URLs due within DUE_S are
+    hosts: the crawl keeps twice its last DUE_S's pages of them, not a fixed batch."""
+    polite = Crawler(engine, CrawlConfig(mode=Mode.SOFT, host_delay=1.0, quiet=True))
+    assert polite._in_hand(100.0, 128) == 128  # no rate known yet
+    polite.stats.fetched = 2000
+    assert polite._in_hand(102.0, 128) == 2 * 1000 * DUE_S  # 1,000 pages/s
+    polite.stats.fetched = 2100
+    assert polite._in_hand(104.0, 128) == 128  # 50 pages/s (the last two seconds)
+    eager = Crawler(engine, CrawlConfig(mode=Mode.SOFT, host_delay=0.0, quiet=True))
+    eager._in_hand(100.0, 128)
+    eager.stats.fetched = 2000
+    assert eager._in_hand(102.0, 128) == 128  # no delay: what the workers take, a batch
 
 
 @pytest.mark.parametrize("host_delay", [0.0, 0.05])
