@@ -217,6 +217,17 @@ class Classifier:
     def step(self) -> int:
         """Score one batch; returns how many pages it scored."""
         started = time.monotonic()
+        if self.estimate in LINK_ESTIMATES and self._tree is not None:
+            # a new version of the link learner, when its turn has come, is learned and
+            # committed first, in a transaction of its own: learning takes most of a
+            # second, and a crawler storing links waits on the rows the scores'
+            # transaction updates until it ends (it stalled the polite crawl each time)
+            with self.engine.begin() as connection:
+                parent = self.estimate != "apprentice"
+                learned = self.learner.learn(connection, self._tree, parent, self._link_model)
+            if learned is not None:
+                self.stats.link_models += 1
+                self._link_model = learned  # the newest version, not read back
         with self.engine.begin() as connection:
             stored = self._current_model(connection)
             tree = self._tree = load_tree(connection, self._tree)
@@ -240,17 +251,9 @@ class Classifier:
                 self._shard_map(connection),
             )
             self.after_pass(connection, parents)
-            learning = self.estimate in LINK_ESTIMATES
-            if learning:
+            if self.estimate in LINK_ESTIMATES:  # the next version learns from these
                 scored = [oid for oid, cid in zip(oids, cids, strict=True) if cid is not None]
                 execute(connection, queries["queue_link_examples"], {"oids": scored})
-                # a new version, when its turn has come, commits with the scores it
-                # learned from: a crawler that waited for them claims with it
-                parent = self.estimate != "apprentice"
-                learned = self.learner.learn(connection, tree, parent, self._link_model)
-                if learned is not None:
-                    self.stats.link_models += 1
-                    self._link_model = learned  # the newest version, not read back
             execute(connection, queries["notify_pages_scored"])  # crawlers waiting on us
         self.stats.links += links
         self.stats.scored += len(rows)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 import sqlalchemy as sa
 
-from focuscrawl.classifier import train_model
-from focuscrawl.classifier.apprentice import newest_link_model
+from focuscrawl.classifier import apprentice, train_model
+from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
 from focuscrawl.crawler.config import Mode
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
@@ -92,6 +94,39 @@ def test_the_link_learner_learns_online_and_estimates_record_their_version(
     # and the crawl kept to the topic: 60 of the 120 pages are on it
     relevant = TRUTH.relevant("topics.sports")
     assert sum(url in relevant for url in trace.urls[:60]) / 60 > 0.7
+
+
+def test_the_learner_fits_holding_no_row_of_the_frontier(
+    trained: sa.Engine, topics_web: WebBoxThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fit takes most of a second: the classifier learns in a transaction of its own,
+    before the one that writes scores and estimates, so a crawler storing links never
+    waits on frontier rows for a fit (it stalled a polite crawl at each new version)."""
+    engine = trained
+    learning: list[int] = []  # the backend pid of the learner's transaction
+    held: list[int] = []  # at each fit: the rows of doc that transaction has written
+
+    def learn(self: LinkLearner, connection: sa.Connection, *args: Any) -> Any:
+        learning.append(connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+        return original_learn(self, connection, *args)
+
+    def partial_fit(self: Any, *args: Any, **kwargs: Any) -> None:
+        held.append(
+            _rows(
+                engine,
+                "SELECT count(*) FROM pg_locks WHERE relation = 'doc'::regclass "
+                f"AND mode = 'RowExclusiveLock' AND pid = {learning[-1]}",
+            )[0][0]
+        )
+        original_fit(self, *args, **kwargs)
+
+    original_learn, original_fit = LinkLearner.learn, apprentice._Sgd.partial_fit
+    monkeypatch.setattr(LinkLearner, "learn", learn)
+    monkeypatch.setattr(apprentice._Sgd, "partial_fit", partial_fit)
+    prepare_strategy(engine, Strategy.SOFT)
+    plan = CrawlPlan(Strategy.SOFT, "topics.sports", SEEDS, 110, topics_web.proxy, 2, 4, 0)
+    run_crawl(engine, plan, TRUTH)
+    assert held and held == [0] * len(held), held
 
 
 def test_out_links_are_estimated_at_check_in_and_only_rise(
