@@ -3,8 +3,8 @@
     python bench/focus_speed.py [--parts wikispeedia,generated,polite] [--topic T]
         [--wikispeedia-pages 4000] [--generated-pages 100000] [--generated-hosts 1000]
         [--generated-budget 10000] [--threads 16] [--max-backlog N] [--backlog-share F]
-        [--polite-seconds 60] [--polite-hosts 1000,200] [--corpus-home DIR]
-        [--database-url URL]
+        [--polite-seconds 60] [--polite-hosts 1000,200] [--polite-crawlers 1]
+        [--corpus-home DIR] [--database-url URL]
 
 Three measurements, each in databases of their own on one throw-away embedded server,
 against a web-in-a-box subprocess:
@@ -181,9 +181,11 @@ def free(
     options: list[str],
     host_delay: float = 0.0,
     seconds: float | None = None,
+    crawlers: int = 1,
 ) -> dict[str, Any]:
-    """``focuscrawl crawl run`` and ``classify run`` side by side, until ``budget`` pages
-    or ``seconds``; the end-to-end rate and harvest, and each second's hosts with work."""
+    """``focuscrawl crawl run`` (``crawlers`` processes of it) and ``classify run`` side by
+    side, until ``budget`` pages or ``seconds``; the end-to-end rate and harvest, and
+    each second's hosts with work."""
     name = "focus_speed_free"
     engine = web.database(name)
     cli = [sys.executable, "-m", "focuscrawl", "--home", str(web.home), "--database-url"]
@@ -202,16 +204,17 @@ def free(
         classifier_start = _wait_idle(classifier.pid)  # its model loaded, its queue read
         with engine.connect() as connection:
             postmaster = server_pid(connection)
-        crawler: subprocess.Popen[bytes] | None = None
+        started: list[subprocess.Popen[bytes]] = []
 
         def roles() -> dict[int, str]:
             watched = {web.process.pid: "webbox", classifier.pid: "classifier"}
-            return watched if crawler is None else {**watched, crawler.pid: "crawler"}
+            return {**watched, **{crawler.pid: "crawler" for crawler in started}}
 
         with CpuMeter(roles, postmaster) as meter:
             start = time.perf_counter()
             started_at = time.time()
-            crawler = subprocess.Popen([*cli, *run], env=env)
+            started += [subprocess.Popen([*cli, *run], env=env) for _ in range(crawlers)]
+            crawler = started[0]
             spy = os.environ.get("FOCUS_SPEED_PYSPY")  # profile the two with this py-spy
             for role, pid in (
                 (("crawler", crawler.pid), ("classifier", classifier.pid)) if spy else ()
@@ -230,11 +233,18 @@ def free(
 
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
-            try:
-                crawler.wait(timeout=seconds)
-            except subprocess.TimeoutExpired:
-                crawler.send_signal(signal.SIGTERM)
-                crawler.wait()
+            deadline = None if seconds is None else time.perf_counter() + seconds
+            for each in started:
+                try:
+                    left = None if deadline is None else max(deadline - time.perf_counter(), 0)
+                    each.wait(timeout=left)
+                except subprocess.TimeoutExpired:
+                    pass
+            for each in started:
+                if each.poll() is None:
+                    each.send_signal(signal.SIGTERM)
+            for each in started:
+                each.wait()
             crawl_seconds = time.perf_counter() - start
             done.set()
             sampler.join()
@@ -316,6 +326,12 @@ def main() -> None:
     parser.add_argument("--backlog-share", type=float, default=None)
     parser.add_argument("--polite-seconds", type=float, default=60.0)
     parser.add_argument(
+        "--polite-crawlers",
+        type=int,
+        default=1,
+        help="the polite crawls as this many crawler processes, each with --threads",
+    )
+    parser.add_argument(
         "--polite-hosts",
         default="1000,200",
         help="polite: generated webs of these many hosts, one crawl each",
@@ -339,6 +355,7 @@ def main() -> None:
     if args.backlog_share is not None:
         options += ["--backlog-share", str(args.backlog_share)]
     results: dict[str, Any] = {"threads": args.threads, "options": options}
+    results["polite_crawlers"] = args.polite_crawlers
     corpus_home = Path(args.corpus_home).expanduser()
     with (
         tempfile.TemporaryDirectory(prefix="focuscrawl-bench-focus-") as tmp,
@@ -371,9 +388,22 @@ def main() -> None:
                 print(f"{hosts} hosts, host delay 1 s, {args.polite_seconds:.0f} s:", flush=True)
                 web = _generated(server, home, args.generated_pages, hosts)
                 try:
-                    polite = free(web, None, options, host_delay=1.0, seconds=args.polite_seconds)
+                    polite = free(
+                        web,
+                        None,
+                        options,
+                        host_delay=1.0,
+                        seconds=args.polite_seconds,
+                        crawlers=args.polite_crawlers,
+                    )
                     # the same crawl with no delay: what the machine itself allows
-                    unthrottled = free(web, None, options, seconds=args.polite_seconds)
+                    unthrottled = free(
+                        web,
+                        None,
+                        options,
+                        seconds=args.polite_seconds,
+                        crawlers=args.polite_crawlers,
+                    )
                 finally:
                     web.close()
                 fetched = unthrottled["fetched"]
