@@ -396,7 +396,9 @@ class Crawler:
                 return
             queued, busy = self.scheduler.outstanding()
             in_hand = batch
-            if not self.config.lockstep:  # under politeness: what comes within DUE_S
+            if not self.config.lockstep and now >= next_claim:
+                # under politeness: what comes within DUE_S (a read of every host's
+                # queue, so only when a claim may follow)
                 queued = self.scheduler.due_within(DUE_S, self.config.host_delay)
                 in_hand = self._in_hand(now, batch)
             wants = queued < in_hand and now >= next_claim  # a claim, if there is room
