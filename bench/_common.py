@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from focuscrawl.database import execute, make_engine, upgrade
 from focuscrawl.embedded import EmbeddedServer
 from focuscrawl.queries import queries
+from focuscrawl.shards import ShardMap
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -37,6 +38,20 @@ SELECT coalesce(avg(pages), 0) FROM (
     GROUP BY claim
 ) AS claims
 """
+
+
+def claim_params(batch: int, lease_seconds: float = 300.0) -> dict[str, Any]:
+    """``claim_batch``'s parameters as a crawler on one server passes them with no host
+    delay: every bucket, no site skipped, no bound per site (so no read past the batch),
+    no host refilled."""
+    return {
+        "batch": batch,
+        "lease_seconds": lease_seconds,
+        "full_sites": [],
+        "per_site": batch,
+        "scan": batch,
+        "buckets": list(ShardMap.single().groups[0]),
+    }
 
 
 @contextmanager

@@ -35,7 +35,14 @@ from sqlalchemy.engine import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import HEAP_PAGES_PER_CLAIM, Timer, percentiles, scratch_engine, write_results
+from _common import (
+    HEAP_PAGES_PER_CLAIM,
+    Timer,
+    claim_params,
+    percentiles,
+    scratch_engine,
+    write_results,
+)
 
 from focuscrawl.database import engine_dsn, execute
 from focuscrawl.embedded import _bin_dir
@@ -97,7 +104,7 @@ def _claim_latencies(engine: Engine, claims: int, batch: int) -> list[float]:
         sql = queries["claim_batch"]
         for _ in range(claims):
             with Timer() as t:
-                cursor.execute(sql, {"batch": batch, "lease_seconds": 300, "full_sites": []})
+                cursor.execute(sql, claim_params(batch))
                 claimed = cursor.fetchall()
             assert len(claimed) == batch, "frontier ran dry: use more --rows"
             samples.append(t.seconds)
@@ -124,8 +131,9 @@ def _leased(engine: Engine) -> int:
 def _compare_with_pgbench(engine: Engine, batch: int, seconds: float, rows: int) -> dict[str, Any]:
     """Rows/s claimed by pgbench and by Python (two clients each) with the same statement,
     each from a full frontier, counted as the rows each left leased."""
-    statement = queries["claim_batch"] % {"batch": batch, "lease_seconds": 300, "full_sites": []}
     dsn = engine_dsn(engine)
+    with psycopg2.connect(dsn) as connection, connection.cursor() as cursor:
+        statement = cursor.mogrify(queries["claim_batch"], claim_params(batch)).decode()
     duration = max(1, int(seconds))
     _refill(engine)
     with tempfile.NamedTemporaryFile("w", suffix=".sql") as script:
@@ -151,7 +159,7 @@ def _compare_with_pgbench(engine: Engine, batch: int, seconds: float, rows: int)
         sql = queries["claim_batch"]
         deadline = time.perf_counter() + duration
         while time.perf_counter() < deadline:
-            cursor.execute(sql, {"batch": batch, "lease_seconds": 300, "full_sites": []})
+            cursor.execute(sql, claim_params(batch))
             claimed[index] += len(cursor.fetchall())
         connection.close()
 
@@ -198,7 +206,7 @@ def main() -> None:
             plan = execute(
                 connection,
                 "EXPLAIN (FORMAT JSON) " + queries["claim_batch"],
-                {"batch": args.batch, "lease_seconds": 300, "full_sites": []},
+                claim_params(args.batch),
             ).scalar()
             connection.rollback()
         plan = plan if isinstance(plan, list) else json.loads(plan)

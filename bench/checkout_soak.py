@@ -22,7 +22,7 @@ import psycopg2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import scratch_engine, write_results
+from _common import claim_params, scratch_engine, write_results
 from checkout import BUILD
 
 from focuscrawl.database import engine_dsn, execute
@@ -49,7 +49,7 @@ def main() -> None:
             connection.execution_options(isolation_level="AUTOCOMMIT")
             for statement in BUILD.split(";"):
                 if statement.strip():
-                    execute(connection, statement, {"rows": args.rows})
+                    execute(connection, statement, {"rows": args.rows, "share": 1})
         connection = psycopg2.connect(engine_dsn(engine))
         cursor = connection.cursor()
         claim = queries["claim_batch"]
@@ -59,7 +59,7 @@ def main() -> None:
             samples = []
             while time.monotonic() < minute_end:
                 began = time.perf_counter()
-                cursor.execute(claim, {"batch": args.batch, "lease_seconds": 300, "full_sites": []})
+                cursor.execute(claim, claim_params(args.batch))
                 oids = [row[0] for row in cursor.fetchall()]
                 connection.commit()
                 samples.append(time.perf_counter() - began)

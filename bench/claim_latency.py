@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import citus_cluster, percentiles, scratch_engine, write_results
+from _common import citus_cluster, claim_params, percentiles, scratch_engine, write_results
 from sqlalchemy.engine import Engine
 
 from focuscrawl.crawler.config import CrawlConfig, Mode
@@ -90,7 +90,7 @@ def _claims(engine: Engine, claims: int, batch: int) -> dict[str, Any]:
     config = CrawlConfig(mode=Mode.SOFT, threads=1, quiet=True)
     crawler = Crawler(engine, config)
     crawler._read_shards()
-    params = {"batch": batch, "lease_seconds": 600.0, "full_sites": []}
+    params = claim_params(batch, 600.0)
     samples, claimed = [], 0
     for _ in range(claims):
         start = time.perf_counter()
