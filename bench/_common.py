@@ -42,8 +42,7 @@ SELECT coalesce(avg(pages), 0) FROM (
 
 def claim_params(batch: int, lease_seconds: float = 300.0) -> dict[str, Any]:
     """``claim_batch``'s parameters as a crawler on one server passes them with no host
-    delay: every bucket, no site skipped, no bound per site (so no read past the batch),
-    no host refilled."""
+    delay: every bucket, no site skipped, no bound per site (so no read past the batch)."""
     return {
         "batch": batch,
         "lease_seconds": lease_seconds,

@@ -95,6 +95,7 @@ class Classifier:
         self._tree: Tree | None = None  # read every batch, rebuilt when it changed
         self._good: tuple[Tree, tuple[list[int], list[int]]] | None = None
         self.learner = LinkLearner()
+        self._queued_examples = False  # the last batch queued link examples to learn
         self.estimate = "soft"
         #: read at the first batch, and again when Citus splits a shard
         self._shards: ShardMap | None = None
@@ -217,11 +218,13 @@ class Classifier:
     def step(self) -> int:
         """Score one batch; returns how many pages it scored."""
         started = time.monotonic()
-        if self.estimate in LINK_ESTIMATES and self._tree is not None:
+        if self._queued_examples and self._tree is not None:
             # a new version of the link learner, when its turn has come, is learned and
             # committed first, in a transaction of its own: learning takes most of a
             # second, and a crawler storing links waits on the rows the scores'
-            # transaction updates until it ends (it stalled the polite crawl each time)
+            # transaction updates until it ends (it stalled the polite crawl each time).
+            # Only after a batch that queued examples: an idle classifier asks nothing
+            self._queued_examples = False
             with self.engine.begin() as connection:
                 parent = self.estimate != "apprentice"
                 learned = self.learner.learn(connection, self._tree, parent, self._link_model)
@@ -254,6 +257,7 @@ class Classifier:
             if self.estimate in LINK_ESTIMATES:  # the next version learns from these
                 scored = [oid for oid, cid in zip(oids, cids, strict=True) if cid is not None]
                 execute(connection, queries["queue_link_examples"], {"oids": scored})
+                self._queued_examples = True
             execute(connection, queries["notify_pages_scored"])  # crawlers waiting on us
         self.stats.links += links
         self.stats.scored += len(rows)
