@@ -47,6 +47,8 @@ def claim_params(batch: int, lease_seconds: float = 300.0) -> dict[str, Any]:
         "batch": batch,
         "lease_seconds": lease_seconds,
         "full_sites": [],
+        "room_sites": [],
+        "room": [],
         "per_site": batch,
         "scan": batch,
         "buckets": list(ShardMap.single().groups[0]),

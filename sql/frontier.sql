@@ -35,8 +35,9 @@ RETURNING d.oid, (xmax = 0) AS inserted;
 -- only when they run short, URLs waiting for another try off doc_frontier_retry
 -- (migration 0008). Sites the crawler already holds as many URLs of as it may
 -- (%(full_sites)s: what a site can be asked for at its politeness delay within the
--- lease) are skipped, and a claim takes at most %(per_site)s URLs of one site: site
--- fairness is that bound, not a key of the order. The order's tie-break after
+-- lease) are skipped, and a claim takes at most %(per_site)s URLs of one site, or of
+-- %(room_sites)s the %(room)s each has left below that bound: site fairness is that
+-- bound, not a key of the order. The order's tie-break after
 -- relevance is priority: the depth (seeds -32768), so among equal estimates the URLs
 -- nearest the seeds go first. SKIP LOCKED lets any number of crawlers claim at once
 -- without waiting for each other or taking the same URL; the lease (lease_claims, in
@@ -66,12 +67,14 @@ WITH untried AS (
     ORDER BY relevance DESC, priority, bytehash
     LIMIT %(scan)s
 ), picked AS (
-    -- ... at most per_site of each site among them (a sort of those seen) ...
+    -- ... at most per_site of each site among them, or the room a site has left (a
+    -- sort of those seen) ...
     SELECT oid
-    FROM (SELECT oid, row_number() OVER (PARTITION BY sid
-                                         ORDER BY relevance DESC, priority, bytehash) AS nth
+    FROM (SELECT oid, sid, row_number() OVER (PARTITION BY sid
+                                              ORDER BY relevance DESC, priority, bytehash) AS nth
           FROM seen) AS ranked
-    WHERE nth <= %(per_site)s
+    LEFT JOIN unnest(%(room_sites)s::int[], %(room)s::int[]) AS r(sid, room) USING (sid)
+    WHERE nth <= coalesce(r.room, %(per_site)s)
 ), untried_per_site AS (
     -- ... locked in order (a URL another crawler claimed meanwhile is skipped, or no
     -- longer untried)

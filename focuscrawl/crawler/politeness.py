@@ -72,10 +72,17 @@ class HostScheduler:
         with self._cond:
             self._taken.discard(claim.seq)
 
-    def sites_with_at_least(self, count: int) -> list[int]:
-        """The sites with ``count`` or more URLs queued."""
+    def rooms(self, cap: int) -> tuple[list[int], dict[int, int]]:
+        """The sites with ``cap`` or more URLs queued, and the room (``cap`` less what
+        is queued) of each site with fewer but some."""
         with self._cond:
-            return [sid for sid, queue in self._queues.items() if len(queue) >= count]
+            full, room = [], {}
+            for sid, queue in self._queues.items():
+                if len(queue) >= cap:
+                    full.append(sid)
+                elif queue:
+                    room[sid] = cap - len(queue)
+            return full, room
 
     def in_use(self) -> set[int]:
         """The hosts with URLs queued or a worker on them."""

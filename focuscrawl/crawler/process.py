@@ -567,7 +567,7 @@ class Crawler:
         age = self.config.revisit_after_seconds
         revisits = 0 if age is None else int(batch * self.config.revisit_share)
         cap = self._site_cap()
-        full = self.scheduler.sites_with_at_least(cap)
+        full, room = self.scheduler.rooms(cap)
         self._skipped_sites = len(full)
         asked = batch - revisits
         params = {
@@ -575,6 +575,9 @@ class Crawler:
             "lease_seconds": lease,
             "full_sites": full,
             "per_site": cap,
+            # a site with URLs queued is asked for no more than it has room for
+            "room_sites": list(room),
+            "room": list(room.values()),
             # the bound per site may pass URLs over: then the claim reads further
             "scan": asked if cap >= asked else asked * CLAIM_SCAN,
         }

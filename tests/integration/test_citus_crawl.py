@@ -150,7 +150,8 @@ def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
         "SELECT array_agg(b ORDER BY b) FROM generate_series(0, 255) AS b "
         "GROUP BY get_shard_id_for_distribution_column('doc', b::smallint) LIMIT 1",
     )
-    claim = {"batch": 8, "lease_seconds": 60, "full_sites": [], "buckets": buckets}
+    claim = {"batch": 8, "lease_seconds": 60, "buckets": buckets}
+    claim |= {"full_sites": [], "room_sites": [], "room": []}
     claim |= {"per_site": 2, "scan": 64}  # a focused crawl under a host delay
     for name in ("claim_batch", "claim_revisits"):
         plan = _plan(cluster, queries[name], {**claim, "min_age_seconds": 1})

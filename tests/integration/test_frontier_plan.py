@@ -27,6 +27,8 @@ def _params(
         "batch": batch,
         "lease_seconds": lease_seconds,
         "full_sites": full_sites,
+        "room_sites": [],
+        "room": [],
         "per_site": bound,
         "scan": batch if bound >= batch else 8 * batch,
         "buckets": ALL_BUCKETS,
@@ -87,13 +89,15 @@ def test_claim_batch_plan_reads_the_frontier_indexes_and_never_sorts_the_table(
     types = [n["Node Type"] for n in nodes]
     assert "Incremental Sort" not in types, types
     # the sorts read what the claim has in hand, never the frontier: the URLs seen off
-    # the index (by site, to take a few of each), those picked, looked up by key (to
-    # lock them in order), and the claimed rows (to return them in claim order)
+    # the index (by site, to take a few of each), the sites' room (to join it to them),
+    # those picked, looked up by key (to lock them in order), and the claimed rows (to
+    # return them in claim order)
     allowed = [
         {("CTE Scan", "claimed"), ("CTE Scan", "batch")},
         {("CTE Scan", "seen")},
         {("Bitmap Heap Scan", None), ("Bitmap Index Scan", "doc_pkey")},
         {("Index Scan", "doc_pkey")},
+        {("Function Scan", None)},  # the room of sites the crawler holds URLs of
     ]
     sorts = []
     for sort in (n for n in nodes if n["Node Type"] == "Sort"):
@@ -107,7 +111,8 @@ def test_claim_batch_plan_reads_the_frontier_indexes_and_never_sorts_the_table(
             if "Scan" in n["Node Type"]
         }
         assert scans in allowed, scans
-    assert len(sorts) == (1 if per_site is None else 3), [s.get("Sort Key") for s in sorts]
+    keys = [s.get("Sort Key") for s in sorts]
+    assert len(sorts) == (1 if per_site is None else 4), keys
     # ... and the UPDATE looks the claimed URLs' sites up by key
     site_scans = {
         (n["Node Type"], n.get("Index Name")) for n in nodes if n.get("Relation Name") == "site"
@@ -347,3 +352,27 @@ def test_a_claim_bound_per_site_takes_the_best_urls_of_each_and_shares_with_anot
     best = {sid: values for sid, values in by_site}
     for row in a:
         assert relevance[row.oid] >= best[row.sid][1]
+
+
+def test_a_claim_asks_a_site_with_urls_queued_only_for_the_room_it_has_left(
+    engine: sa.Engine,
+) -> None:
+    """A crawler that holds one URL of a site, under a bound of two a site, asks that
+    site for one more only (room_sites): it has nothing to give back."""
+    _fill_frontier(engine, 2_000)
+    with engine.connect() as connection:  # the sites at the frontier's top
+        sites = [
+            sid
+            for (sid,) in connection.exec_driver_sql(
+                "SELECT sid FROM doc WHERE state = 0 GROUP BY sid "
+                "ORDER BY max(relevance) DESC LIMIT 5"
+            )
+        ]
+    held, full = sites[:3], sites[3:]
+    params = _params(150, 60, full, per_site=2) | {"room_sites": held, "room": [1, 1, 1]}
+    with engine.begin() as connection:
+        claim = execute(connection, queries["claim_batch"], params).all()
+    per_site = Counter(r.sid for r in claim)
+    assert len(claim) == 150 and not set(full) & set(per_site)
+    assert [per_site[sid] for sid in held] == [1, 1, 1]  # two each with no room given
+    assert max(per_site.values()) == 2
