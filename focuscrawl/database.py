@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.engine.url import make_url
 
+from focuscrawl import arrays
 from focuscrawl.embedded import EmbeddedServer
 from focuscrawl.errors import DatabaseError, SchemaError
 from focuscrawl.resources import resource_dir
@@ -124,6 +125,7 @@ def make_engine(url: str) -> Engine:
         parsed = make_url(libpq_url(url)).set(drivername="postgresql+psycopg2")
     except sa.exc.ArgumentError as exc:
         raise DatabaseError(f"not a database URL: {exc}") from exc
+    arrays.register()  # lists go as one array literal each (focuscrawl.arrays)
     return sa.create_engine(parsed, pool_pre_ping=True, pool_size=8, max_overflow=32)
 
 
