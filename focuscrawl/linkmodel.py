@@ -156,8 +156,8 @@ def _target_ids(host: str, path: str) -> list[int]:
     return ids
 
 
-def _ids(parts: LinkParts, parent: bool) -> list[int]:
-    """The hashed features of a link, as a list (a word twice counts twice)."""
+def _own_ids(parts: LinkParts) -> list[int]:
+    """The hashed features of a link's own words and target (a word twice counts twice)."""
     ids = list(_anchor_ids(parts.anchor))
     if parts.context:
         before, _, after = parts.context.partition("|")
@@ -168,11 +168,23 @@ def _ids(parts: LinkParts, parent: bool) -> list[int]:
         for k, word in enumerate(after.split()[:CONTEXT_WORDS]):
             ids.append(_tagged(_AFTER[k], word))
     ids.extend(_target_ids(parts.host, parts.path))
-    if parts.src_cid is not None:
-        ids.append(_hash(f"s:{parts.src_cid}"))
-    if parent and parts.src_relevance is not None:
-        ids.append(_hash(f"r:{relevance_bucket(parts.src_relevance)}"))
     return ids
+
+
+def _source_ids(src_cid: int | None, src_relevance: float | None, parent: bool) -> list[int]:
+    """The hashed features of a link's scored source: its class, and with ``parent`` its
+    relevance bucket."""
+    ids = []
+    if src_cid is not None:
+        ids.append(_hash(f"s:{src_cid}"))
+    if parent and src_relevance is not None:
+        ids.append(_hash(f"r:{relevance_bucket(src_relevance)}"))
+    return ids
+
+
+def _ids(parts: LinkParts, parent: bool) -> list[int]:
+    """The hashed features of a link, as a list (a word twice counts twice)."""
+    return _own_ids(parts) + _source_ids(parts.src_cid, parts.src_relevance, parent)
 
 
 def relevance_bucket(relevance: float) -> int:
@@ -232,23 +244,38 @@ class LinkModel:
         return sums + self.bias
 
     def estimates(self, links: Sequence[LinkParts]) -> NDArray[np.float64]:
-        """log sigmoid(s(l)) of each link; links whose source is not scored get the floor."""
+        """log sigmoid(s(l)) of each link; links whose source is not scored get the floor.
+        The source's terms are summed once for each class and bucket (a batch's links
+        come from a few pages)."""
         flat: list[int] = []
         sizes = []
+        source: list[float] = []
+        sums: dict[tuple[int | None, int], float] = {}
+        weights = self.weights
         for parts in links:
-            ids = _ids(parts, self.parent)
+            ids = _own_ids(parts)
             flat.extend(ids)
             sizes.append(len(ids))
-        scores = np.full(len(links), self.bias)
+            relevance = parts.src_relevance
+            # the bucket, or -1 for a scored source whose relevance is no feature, or -2
+            # for a source not scored yet
+            if relevance is None:
+                key = (parts.src_cid, -2)
+            else:
+                key = (parts.src_cid, relevance_bucket(relevance) if self.parent else -1)
+            value = sums.get(key)
+            if value is None:
+                terms = _source_ids(parts.src_cid, relevance, self.parent)
+                value = sum(float(weights[i]) for i in terms)
+                if relevance is None:
+                    value += self.floor
+                sums[key] = value
+            source.append(value)
+        scores = np.asarray(source, dtype=np.float64) + self.bias
         if flat:
-            values = self.weights[np.asarray(flat, dtype=np.int64)].astype(np.float64)
+            values = weights[np.asarray(flat, dtype=np.int64)].astype(np.float64)
             owner = np.repeat(np.arange(len(links)), sizes)
             scores += np.bincount(owner, weights=values, minlength=len(links))
-        unscored = np.fromiter(
-            (p.src_relevance is None for p in links), dtype=bool, count=len(links)
-        )
-        if unscored.any():
-            scores[unscored] += self.floor
         return log_sigmoid(scores)
 
     def to_bytes(self) -> bytes:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sqlalchemy.engine import Connection
@@ -74,7 +75,10 @@ def pass_estimates(
     if not parents:
         return 0
     by_oid = {p.oid: p for p in parents}
-    rows = execute(connection, queries["scored_out_links"], {"oids": list(by_oid)}).all()
+    result = execute(connection, queries["scored_out_links"], {"oids": list(by_oid)})
+    # (oid_src, oid_dst, anchor, context, host, path), read as tuples (a row's attributes
+    # cost more than the rest of a link's loop)
+    rows: list[tuple[Any, ...]] = [tuple(row) for row in result]
     if not rows:
         return 0
     good = set(good_leaves)
@@ -83,40 +87,33 @@ def pass_estimates(
     from_parents = estimate == "soft-1999" or (estimate in LINK_ESTIMATES and link_model is None)
     if from_parents:
         # the paper's estimate: the best relevance log R(p) among scored parents
-        values = np.asarray([by_oid[r.oid_src].relevance for r in rows])
+        values = np.asarray([by_oid[row[0]].relevance for row in rows])
     elif estimate in LINK_ESTIMATES:
         assert link_model is not None
+        source = {p.oid: (p.cid, _relevance(p.relevance)) for p in parents}
         parts = [
-            LinkParts(
-                r.anchor,
-                r.context,
-                r.host,
-                r.path,
-                by_oid[r.oid_src].cid,
-                _relevance(by_oid[r.oid_src].relevance),
-            )
-            for r in rows
+            LinkParts(anchor, context, host, path, *source[src])
+            for src, _, anchor, context, host, path in rows
         ]
         values = np.asarray(link_model.estimates(parts))
         model_id = link_model.model_id
     else:
         if page_model is None:
             raise ConfigError(f"the {estimate!r} estimate needs a page classifier")
-        texts = [r.anchor or "" for r in rows]
+        texts = [row[2] or "" for row in rows]
         anchor = np.exp(page_model.score(texts).log_relevance(good_frontier))
         if estimate == "page+anchor":
-            parent = np.asarray([_relevance(by_oid[r.oid_src].relevance) for r in rows])
+            parent = np.asarray([_relevance(by_oid[row[0]].relevance) for row in rows])
             anchor = (anchor + parent) / 2
         with np.errstate(divide="ignore"):
             values = np.log(anchor)
     best: dict[int, float] = {}
     release: dict[int, bool] = {}
-    for row, value in zip(rows, values.tolist(), strict=True):
-        dst = row.oid_dst
+    releases = {p.oid: p.cid is None or p.cid in good for p in parents}
+    for (src, dst, *_), value in zip(rows, values.tolist(), strict=True):
         if value > best.get(dst, -math.inf) or dst not in best:
             best[dst] = value
-        cid = by_oid[row.oid_src].cid
-        release[dst] = release.get(dst, False) or cid is None or cid in good
+        release[dst] = release.get(dst, False) or releases[src]
     for buckets, group in shards.split(best):
         params = {
             "oids": group,

@@ -73,6 +73,35 @@ def test_the_estimate_is_the_log_sigmoid_of_the_summed_weights() -> None:
             assert model.estimates([parent])[0] >= values[1]
 
 
+def test_a_batch_of_links_from_many_sources_is_estimated_link_by_link() -> None:
+    """The batch sums each source's terms once per class and bucket: every link still
+    gets bias + the weights of its own features_of (+ the floor when its source is not
+    scored), whichever sources share the batch, with and without the parent's terms."""
+    rng = np.random.default_rng(7)
+    weights = rng.normal(size=2**FEATURE_BITS).astype(np.float32)
+    sources = [(None, None), (3, None), (3, 0.1), (3, 0.9), (8, 0.1), (None, 0.6)]
+    links = [
+        LinkParts(
+            anchor, context_text(["salt", "of"], ["the", "sea"]), f"h{n % 3}.example", "/a/b", *src
+        )
+        for n, (anchor, src) in enumerate(
+            (a, s) for a in (None, "sea salt", "ionic") for s in sources
+        )
+    ]
+    for parent in (True, False):
+        model = LinkModel(weights, bias=0.4, parent=parent, params={"classes": [3, 8]})
+        expected = [
+            0.4
+            + float(weights[features_of(link, parent)].astype(np.float64).sum())
+            + (model.floor if link.src_relevance is None else 0.0)
+            for link in links
+        ]
+        got = model.estimates(links)
+        assert np.allclose(got, log_sigmoid(np.asarray(expected)), rtol=0, atol=1e-9)
+        # alone or in a batch, a link's estimate is the same
+        assert all(model.estimates([link])[0] == v for link, v in zip(links, got, strict=True))
+
+
 def test_a_model_survives_its_bytes() -> None:
     rng = np.random.default_rng(1)
     weights = np.zeros(2**FEATURE_BITS, dtype=np.float32)
