@@ -6,7 +6,7 @@ bucket (256) six times and the sites it skips (up to one per host) three times; 
 store and the classifier pass a batch's oids and values. Measured on this machine, a
 statement with 2 x 1,000 elements cost 1.8 ms to adapt and 1.8 ms at the server that
 way, against 0.5 ms and 0.7 ms as a literal, which the server reads with one call of
-``array_in`` (docs/discussions/benchmarks.md, "Arrays as literals").
+``array_in`` (docs/discussions/benchmarks.md, "What a polite crawl's start costs").
 
 The literal's type is ``unknown`` until the statement says it: every statement in
 ``sql/`` casts its array parameters (``%(oids)s::bigint[]``), as psycopg2's own literal
