@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from focuscrawl.crawler.process import claim_params as crawler_claim_params
 from focuscrawl.database import execute, make_engine, upgrade
 from focuscrawl.embedded import EmbeddedServer
 from focuscrawl.queries import queries
@@ -43,16 +44,8 @@ SELECT coalesce(avg(pages), 0) FROM (
 def claim_params(batch: int, lease_seconds: float = 300.0) -> dict[str, Any]:
     """``claim_batch``'s parameters as a crawler on one server passes them with no host
     delay: every bucket, no site skipped, no bound per site (so no read past the batch)."""
-    return {
-        "batch": batch,
-        "lease_seconds": lease_seconds,
-        "full_sites": [],
-        "room_sites": [],
-        "room": [],
-        "per_site": batch,
-        "scan": batch,
-        "buckets": list(ShardMap.single().groups[0]),
-    }
+    buckets = list(ShardMap.single().groups[0])
+    return crawler_claim_params(batch, lease_seconds) | {"buckets": buckets}
 
 
 @contextmanager

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
@@ -93,6 +93,30 @@ CLASSIFIER_WAIT_S = 3.0
 MAX_ROBOTS_REDIRECTS = 5
 #: statements run for every page, prepared on each worker connection (planned once)
 PER_PAGE_STATEMENTS = ("acquire_site",)
+
+
+def claim_params(
+    batch: int,
+    lease_seconds: float,
+    per_site: int | None = None,
+    full_sites: Sequence[int] = (),
+    room: Mapping[int, int] | None = None,
+) -> dict[str, Any]:
+    """``claim_batch``'s parameters but its buckets: ``batch`` URLs, leased for
+    ``lease_seconds``, at most ``per_site`` of one site (None: no bound), none of
+    ``full_sites``, and of a site in ``room`` no more than its room. Under a bound below
+    the batch the claim reads CLAIM_SCAN times the batch off the frontier's index."""
+    bound = batch if per_site is None else per_site
+    room = room or {}
+    return {
+        "batch": batch,
+        "lease_seconds": lease_seconds,
+        "full_sites": list(full_sites),
+        "per_site": bound,
+        "room_sites": list(room),
+        "room": list(room.values()),
+        "scan": batch if bound >= batch else batch * CLAIM_SCAN,
+    }
 
 
 #: a claim's leases, and the commit, in one round trip (Crawler._claim_together)
@@ -569,18 +593,8 @@ class Crawler:
         cap = self._site_cap()
         full, room = self.scheduler.rooms(cap)
         self._skipped_sites = len(full)
-        asked = batch - revisits
-        params = {
-            "batch": asked,
-            "lease_seconds": lease,
-            "full_sites": full,
-            "per_site": cap,
-            # a site with URLs queued is asked for no more than it has room for
-            "room_sites": list(room),
-            "room": list(room.values()),
-            # the bound per site may pass URLs over: then the claim reads further
-            "scan": asked if cap >= asked else asked * CLAIM_SCAN,
-        }
+        # a site with URLs queued is asked for no more than it has room for
+        params = claim_params(batch - revisits, lease, cap, full, room)
         with self.metrics.claim_seconds.time():
             rows = self._claim_frontier(params)
         self.metrics.claimed.inc(len(rows))

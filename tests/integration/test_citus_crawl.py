@@ -17,6 +17,7 @@ from pathlib import Path
 import psycopg2
 import pytest
 
+from focuscrawl.crawler.process import claim_params
 from focuscrawl.queries import queries
 from focuscrawl.webbox.process import start_server_process
 from tests.classifier.topics import page_url, write_corpus, write_tree_dir
@@ -150,9 +151,8 @@ def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
         "SELECT array_agg(b ORDER BY b) FROM generate_series(0, 255) AS b "
         "GROUP BY get_shard_id_for_distribution_column('doc', b::smallint) LIMIT 1",
     )
-    claim = {"batch": 8, "lease_seconds": 60, "buckets": buckets}
-    claim |= {"full_sites": [], "room_sites": [], "room": []}
-    claim |= {"per_site": 2, "scan": 64}  # a focused crawl under a host delay
+    # a focused crawl under a host delay: two URLs a site
+    claim = claim_params(8, 60, per_site=2) | {"buckets": buckets}
     for name in ("claim_batch", "claim_revisits"):
         plan = _plan(cluster, queries[name], {**claim, "min_age_seconds": 1})
         assert "Subplan" not in plan and re.findall(r"Task Count: (\d+)", plan) == ["1"], plan

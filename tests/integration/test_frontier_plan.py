@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from focuscrawl.crawler.process import claim_params
 from focuscrawl.database import execute
 from focuscrawl.queries import queries
 
@@ -22,17 +23,7 @@ def _params(
 ) -> dict[str, Any]:
     """claim_batch's parameters: with no bound per site, as the crawler asks when it
     may take a batch of one site (it then reads no further than the batch)."""
-    bound = batch if per_site is None else per_site
-    return {
-        "batch": batch,
-        "lease_seconds": lease_seconds,
-        "full_sites": full_sites,
-        "room_sites": [],
-        "room": [],
-        "per_site": bound,
-        "scan": batch if bound >= batch else 8 * batch,
-        "buckets": ALL_BUCKETS,
-    }
+    return claim_params(batch, lease_seconds, per_site, full_sites) | {"buckets": ALL_BUCKETS}
 
 
 def _fill_frontier(engine: sa.Engine, rows: int) -> None:
@@ -369,7 +360,7 @@ def test_a_claim_asks_a_site_with_urls_queued_only_for_the_room_it_has_left(
             )
         ]
     held, full = sites[:3], sites[3:]
-    params = _params(150, 60, full, per_site=2) | {"room_sites": held, "room": [1, 1, 1]}
+    params = claim_params(150, 60, 2, full, {sid: 1 for sid in held}) | {"buckets": ALL_BUCKETS}
     with engine.begin() as connection:
         claim = execute(connection, queries["claim_batch"], params).all()
     per_site = Counter(r.sid for r in claim)
