@@ -72,6 +72,15 @@ LISTENING = (
 )
 LINK_VERSIONS = "SELECT count(*) FROM model WHERE kind = 'link'"
 FIRST_FETCH = "SELECT extract(epoch FROM min(fetched_at)) FROM doc_fetch"
+#: each fetched page's URL and when it was stored (the epoch)
+FETCH_TIMES = """
+SELECT doc_url(d.https, s.host, d.path), extract(epoch FROM f.fetched_at)
+FROM doc AS d JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
+JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
+WHERE d.state = 2
+"""
+#: the crawl's progress is reported every this many seconds
+PROGRESS_S = 10
 
 
 def _url(engine: Engine) -> str:
@@ -111,6 +120,24 @@ def _wait_idle(pid: int) -> float:
             break
         last = now
     return time.monotonic() - start
+
+
+def _progress(
+    engine: Engine, relevant: frozenset[str], started_at: float, seconds: float
+) -> dict[str, list[int]]:
+    """Pages fetched and relevant pages among them by each PROGRESS_S seconds of the
+    crawl: what a user waits for (a faster crawl's first N pages can hold fewer relevant
+    ones when relevant hosts are bound by the host delay, and still find as many by a
+    given time)."""
+    marks = [PROGRESS_S * (k + 1) for k in range(int(seconds // PROGRESS_S))]
+    pages, found = [0] * len(marks), [0] * len(marks)
+    with engine.connect() as connection:
+        for url, at in connection.exec_driver_sql(FETCH_TIMES):
+            for k, mark in enumerate(marks):
+                if float(at) - started_at <= mark:
+                    pages[k] += 1
+                    found[k] += url in relevant
+    return {f"pages_by_{PROGRESS_S}s": pages, f"relevant_by_{PROGRESS_S}s": found}
 
 
 def _harvest(urls: list[str], relevant: frozenset[str], first: int) -> float:
@@ -254,6 +281,7 @@ def free(
         classifier.terminate()
         classifier.wait()
         urls = _fetched(engine)
+        progress = _progress(engine, web.relevant, started_at, crawl_seconds)
         with engine.connect() as connection:
             versions = connection.exec_driver_sql(LINK_VERSIONS).scalar_one()
             first_fetch = connection.exec_driver_sql(FIRST_FETCH).scalar_one()
@@ -274,6 +302,7 @@ def free(
         "options": options,
         "link_model_versions": versions,
         "cpu_seconds": meter.seconds(),
+        **progress,
         **(
             {
                 "host_delay": host_delay,
