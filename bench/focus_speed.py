@@ -29,6 +29,10 @@ as a share of the lower of the bound and what the same crawl fetches in the same
 with no delay (``share_of_lower_bound``: on a machine slower than the bound, the
 politeness rules' own cost).
 
+Each free crawl also gives the pages fetched and the relevant pages among them by every
+10 s of the crawl (``pages_by_10s``, ``relevant_by_10s``): under a host delay a faster
+start can hold fewer relevant pages among its first N and still find as many by a time.
+
 Writes bench/results/focus_speed.json.
 """
 
