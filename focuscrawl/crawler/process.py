@@ -34,7 +34,7 @@ from focuscrawl.crawler.policy import REDIRECTS, guard, outcome_of, retry_or_fai
 from focuscrawl.crawler.politeness import HostScheduler
 from focuscrawl.crawler.robots import RobotsCache
 from focuscrawl.crawler.scope import Scope, load_scope
-from focuscrawl.crawler.store import Claim, Outcome, Store
+from focuscrawl.crawler.store import FLUSH_SECONDS, Claim, Outcome, Store
 from focuscrawl.crawler.traps import TrapGuard
 from focuscrawl.crawler.warc import Exchange, WarcFiles
 from focuscrawl.database import (
@@ -169,7 +169,8 @@ class Crawler:
         self.robots = RobotsCache(config.fetch.user_agent)
         self.scheduler = HostScheduler()
         self.leases = LeaseShelf()  # host leases kept between requests, no worker on them
-        self.store = Store(engine)
+        # a lockstep round is written whole, when it is over (_round_done)
+        self.store = Store(engine, None if config.lockstep else FLUSH_SECONDS)
         self.stats = CrawlStats()
         self.metrics = CrawlerMetrics()  # served when asked (crawl run --metrics-port)
         self.metrics.queued.set_function(lambda: sum(self.scheduler.outstanding()))

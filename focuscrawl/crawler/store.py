@@ -1,9 +1,10 @@
 """Writing fetch outcomes to PostgreSQL in bulk: COPY into staging, then set-based SQL.
 
 One ``Store`` per crawler process runs a thread that drains outcomes every quarter
-second (or every ``BATCH`` outcomes), so a batch of pages with thousands of links
-costs a handful of statements. When PostgreSQL is unreachable it keeps the batch and
-retries; nothing already fetched is lost while the database restarts.
+second (or every ``BATCH`` outcomes; a lockstep crawl's once a round), so a batch of
+pages with thousands of links costs a handful of statements. When PostgreSQL is
+unreachable it keeps the batch and retries; nothing already fetched is lost while the
+database restarts.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from focuscrawl.schema import DocState
 from focuscrawl.shards import Layout
 from focuscrawl.urls import oid_bucket, split_url, url_ids
 
-__all__ = ["Claim", "Outcome", "Store", "copy_rows"]
+__all__ = ["FLUSH_SECONDS", "Claim", "Outcome", "Store", "copy_rows"]
 
 log = logging.getLogger("focuscrawl.crawler")
 
@@ -158,8 +159,13 @@ def _link_lines(
 
 
 class Store:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, flush_seconds: float | None = FLUSH_SECONDS) -> None:
+        """``flush_seconds``: how often the store writes what is queued; None: only when
+        told (``flush``), a batch is full, or on ``close`` (a lockstep crawl, whose rounds
+        are then written whole: new URLs are numbered in the order their pages were
+        claimed, and a round slower than the interval numbers them as a quick one does)."""
         self.engine = engine
+        self.flush_seconds = flush_seconds
         # Workers append outcomes and wake the store thread only when a batch is full:
         # a condition variable per page (queue.Queue) cost the workers a wake-up each.
         self._pending: deque[Outcome] = deque()
@@ -216,7 +222,7 @@ class Store:
     def _run(self) -> None:
         try:
             while True:
-                self._full.wait(FLUSH_SECONDS)
+                self._full.wait(self.flush_seconds)
                 self._full.clear()
                 stopping = self._stop.is_set()
                 while self._pending:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+import time
 
 import sqlalchemy as sa
 
-from focuscrawl.crawler.store import Claim, Outcome, Store
+from focuscrawl.crawler.store import FLUSH_SECONDS, Claim, Outcome, Store
 from focuscrawl.schema import DocState
 from focuscrawl.seeds import add_seeds
 from focuscrawl.urls import oid_of
@@ -118,3 +119,35 @@ def test_page_text_is_stored_as_it_is_not_compressed(engine: sa.Engine) -> None:
     assert stored == text
     assert method is None
     assert size >= len(text)
+
+
+def _stored_after(store: Store, seconds: float) -> int:
+    deadline = time.monotonic() + seconds
+    while store.stored == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return store.stored
+
+
+def test_a_store_without_an_interval_writes_only_when_told(engine: sa.Engine) -> None:
+    """A lockstep crawl's store writes a round whole: a round slower than the interval
+    is not split in two batches (which would number its new URLs in another order)."""
+    claim = _claim(engine)
+    told = Store(engine, flush_seconds=None)
+    told.start()
+    try:
+        told.put(_fetched(claim, [(B, "b")]))
+        assert _stored_after(told, 4 * FLUSH_SECONDS) == 0
+        assert _links(engine) == []
+        told.flush()
+        assert _stored_after(told, 10.0) == 1
+    finally:
+        told.close()
+    assert [url for url, *_ in _links(engine)] == [B]
+    timed = Store(engine)  # the default: every FLUSH_SECONDS, told or not
+    timed.start()
+    try:
+        timed.put(_fetched(claim, [(C, "c")]))
+        assert _stored_after(timed, 10.0) == 1
+    finally:
+        timed.close()
+    assert [url for url, *_ in _links(engine)] == [C]  # the page's links, fetched again
