@@ -162,8 +162,8 @@ class Store:
     def __init__(self, engine: Engine, flush_seconds: float | None = FLUSH_SECONDS) -> None:
         """``flush_seconds``: how often the store writes what is queued; None: only when
         told (``flush``), a batch is full, or on ``close`` (a lockstep crawl, whose rounds
-        are then written whole: new URLs are numbered in the order their pages were
-        claimed, and a round slower than the interval numbers them as a quick one does)."""
+        are then written whole: a round slower than the interval numbers its new URLs,
+        and its pages' fetches, in the order a quick one does)."""
         self.engine = engine
         self.flush_seconds = flush_seconds
         # Workers append outcomes and wake the store thread only when a batch is full:
