@@ -88,8 +88,8 @@ class CrawlConfig:
     #: mature frontier hardly moves for a round of pages (docs/discussions/estimates.md, measured)
     backlog_share: float = 0.0
     #: claim the next batch (of at most max_backlog URLs) only when the last one is
-    #: fetched, stored and, when focused, scored: a crawl that repeats exactly for the
-    #: same seeds (the evaluation's)
+    #: fetched, stored and scored (in every mode: a classifier must run beside it): a
+    #: crawl that repeats exactly for the same seeds (the evaluation's)
     lockstep: bool = False
     fetch: FetchConfig = field(default_factory=FetchConfig)
     #: the frontier estimate to record for the crawl (crawl_setting 'estimate'); None:
