@@ -68,6 +68,21 @@ def _parts(row: Any) -> LinkParts:
     return LinkParts(row.anchor, row.context, host, path, row.src_cid, row.src_relevance)
 
 
+def _example_key(example: Example) -> tuple[Any, ...]:
+    """What an example's features and label are made of: examples equal in it teach
+    the same, in either order."""
+    parts = example.parts
+    return (
+        parts.host,
+        parts.path,
+        parts.anchor or "",
+        parts.context or "",
+        -1 if parts.src_cid is None else parts.src_cid,
+        parts.src_relevance,
+        example.label,
+    )
+
+
 def _matrix(examples: Sequence[Example], parent: bool) -> tuple[sparse.csr_matrix, Any, Any]:
     """The examples as binary rows, each twice: as relevant (weight R) and as not
     (weight 1 - R)."""
@@ -239,6 +254,11 @@ class LinkLearner:
             Example(_parts(r), float(r.label))
             for r in execute(connection, queries["take_link_examples"])
         ]
+        # in an order of their own, not the table's: the rows came back in the order the
+        # heap holds them, which vacuum and the plans of the statements that queued them
+        # change, and learning (seeded, the examples shuffled) depends on the order. A
+        # lockstep crawl did not repeat: same version, other weights (0.712-0.723 harvest)
+        examples.sort(key=_example_key)
         if newest is None:
             learner = _Sgd()
             for epoch in range(BOOTSTRAP_EPOCHS):

@@ -182,3 +182,35 @@ def test_rescore_trains_the_learner_afresh_for_the_new_marks(
     )
     assert stale[0][0] == 0
     assert _rows(engine, "SELECT count(*) FROM link_example")[0][0] == 0
+
+
+def test_a_version_does_not_depend_on_the_order_the_queue_holds_its_examples(
+    trained_with_links: sa.Engine,
+) -> None:
+    """The queue comes back in the order its heap holds it, which vacuum and the plans
+    of the statements that filled it change; a version learned from the same examples
+    must have the same weights (a lockstep crawl repeats exactly)."""
+    from focuscrawl.taxonomy import load_tree
+
+    engine = trained_with_links
+    learned = _rows(engine, "SELECT examples FROM model WHERE kind = 'link'")[0][0]
+    leaves = list(LEAVES)
+    examples = [
+        (f"{leaf.split('.')[-1]} {i}", f"more on | {leaf.split('.')[1]}", page_url(leaf, i),
+         None, 0.5, 1.0 if ".sports." in leaf else 0.0)
+        for i in range(max(apprentice.RETRAIN_MIN, learned // 5) // len(leaves) + 1)
+        for leaf in leaves
+    ]  # fmt: skip
+    weights = []
+    for order in (examples, examples[::-1]):
+        with engine.connect() as connection, connection.begin() as transaction:
+            connection.exec_driver_sql(
+                "INSERT INTO link_example (anchor, context, url, src_cid, src_relevance, label) "
+                "VALUES (%s, %s, %s, %s, %s, %s)",
+                order,
+            )
+            model = LinkLearner().learn(connection, load_tree(connection))
+            transaction.rollback()
+        assert model is not None
+        weights.append(model.weights)
+    assert np.array_equal(weights[0], weights[1])
