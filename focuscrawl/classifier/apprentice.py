@@ -257,7 +257,8 @@ class LinkLearner:
         # in an order of their own, not the table's: the rows came back in the order the
         # heap holds them, which vacuum and the plans of the statements that queued them
         # change, and learning (seeded, the examples shuffled) depends on the order. A
-        # lockstep crawl did not repeat: same version, other weights (0.712-0.723 harvest)
+        # lockstep crawl did not repeat: same version, other weights (the evaluation's
+        # soft crawl of Wikispeedia's Chemistry: a harvest of 0.712-0.723 run to run)
         examples.sort(key=_example_key)
         if newest is None:
             learner = _Sgd()

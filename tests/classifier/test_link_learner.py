@@ -18,7 +18,7 @@ from focuscrawl.crawler.config import Mode
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.linkmodel import LinkModel, LinkParts
-from focuscrawl.taxonomy import set_good
+from focuscrawl.taxonomy import load_tree, set_good
 from focuscrawl.taxonomy_import import from_corpus, store_import
 from focuscrawl.urls import split_url
 from focuscrawl.webbox import WebBoxThread
@@ -190,8 +190,6 @@ def test_a_version_does_not_depend_on_the_order_the_queue_holds_its_examples(
     """The queue comes back in the order its heap holds it, which vacuum and the plans
     of the statements that filled it change; a version learned from the same examples
     must have the same weights (a lockstep crawl repeats exactly)."""
-    from focuscrawl.taxonomy import load_tree
-
     engine = trained_with_links
     learned = _rows(engine, "SELECT examples FROM model WHERE kind = 'link'")[0][0]
     leaves = list(LEAVES)
