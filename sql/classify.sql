@@ -53,7 +53,8 @@ LEFT JOIN doc_text AS t
 -- write_scores --
 -- Relevance and best leaf of scored pages. A page without text (a redirect, a PDF)
 -- keeps its estimate and no category (cid NULL). Returns what each page now passes on
--- to its out-links (the parents of pass_relevance).
+-- to its out-links (the parents of pass_relevance). The fetched pages are looked up by
+-- key, named as an array, as in raise_estimates (else a scan and a hash of doc_fetch).
 WITH s AS (
     SELECT * FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(cids)s::smallint[])
         AS s(oid, relevance, cid)
@@ -62,6 +63,7 @@ WITH s AS (
     SET cid = s.cid, model_id = %(model_id)s
     FROM s
     WHERE f.oid = s.oid AND f.bucket = oid_bucket(s.oid)
+      AND f.oid = ANY(ARRAY(SELECT oid FROM s))
 )
 UPDATE doc AS d
 SET relevance = coalesce(s.relevance, d.relevance)

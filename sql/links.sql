@@ -43,13 +43,17 @@ JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket;
 -- held URL is released when release is true (a parent's best leaf lies below a good
 -- node). Rows are locked in oid order first, as every writer of the frontier does. Run
 -- once per shard on a Citus cluster, with its URLs and buckets (focuscrawl.shards).
+-- The URLs are looked up by key, named as an array: joined to the batch alone, the
+-- planner read the whole frontier and hashed it for every batch (about a thousand URLs
+-- against 90,000 rows in a polite crawl's first minute, and growing with the frontier).
 WITH e AS (
     SELECT * FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(releases)s::boolean[])
         AS e(oid, relevance, release)
 ), locked AS (
     SELECT d.oid, d.bucket, e.relevance, e.release FROM doc AS d
     JOIN e ON e.oid = d.oid AND d.bucket = oid_bucket(e.oid)
-    WHERE d.state IN (0, 4) AND d.priority > -32768 AND d.bucket = ANY(%(buckets)s::smallint[])
+    WHERE d.oid = ANY(ARRAY(SELECT oid FROM e))
+      AND d.state IN (0, 4) AND d.priority > -32768 AND d.bucket = ANY(%(buckets)s::smallint[])
       AND (e.relevance > d.relevance OR (d.state = 4 AND e.release))
     ORDER BY d.oid
     FOR UPDATE OF d
@@ -65,15 +69,17 @@ WHERE d.oid = k.oid AND d.bucket = k.bucket AND d.bucket = ANY(%(buckets)s::smal
   AND (k.relevance > d.relevance OR (d.state = 4 AND k.release));
 
 -- set_estimates --
--- Rescoring: unvisited URLs get the given estimates outright (they may fall).
+-- Rescoring: unvisited URLs get the given estimates outright (they may fall), looked up
+-- by key (as in raise_estimates).
 WITH e AS (
     SELECT * FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[]) AS e(oid, relevance)
 )
 UPDATE doc AS d
 SET relevance = e.relevance, estimated_by = least(%(model_id)s, 32767)
 FROM e
-WHERE d.oid = e.oid AND d.bucket = oid_bucket(e.oid) AND d.state IN (0, 4)
-  AND d.priority > -32768;
+WHERE d.oid = e.oid AND d.bucket = oid_bucket(e.oid)
+  AND d.oid = ANY(ARRAY(SELECT oid FROM e))
+  AND d.state IN (0, 4) AND d.priority > -32768;
 
 -- queue_link_examples --
 -- When pages are scored, every link that pointed to them from a scored page becomes a

@@ -266,6 +266,55 @@ def test_scored_out_links_are_read_off_link_src(engine: sa.Engine) -> None:
     assert any(i == "link_src" for _, _, i in scans), scans
 
 
+def test_the_classifiers_writes_look_their_rows_up_by_key(engine: sa.Engine) -> None:
+    """A classifier batch raises the estimates of about a thousand unvisited URLs and
+    writes the scores of a few hundred pages: each row found by key, never a scan and a
+    hash of the frontier or of the fetched pages (which the planner chose for a join to
+    the batch's arrays: a sequential scan of a 90,000-row doc per batch in a polite
+    crawl, growing with the frontier)."""
+    _fill_frontier(engine, FRONTIER_ROWS)
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO doc_fetch (oid, bucket, fetch_seq, fetched_at, http_status) "
+            "SELECT oid, bucket, row_number() OVER (ORDER BY oid), now(), 200 "
+            "FROM doc WHERE state = 2"
+        )
+        connection.exec_driver_sql("ANALYZE doc_fetch")
+        unvisited = list(
+            connection.exec_driver_sql(
+                "SELECT oid FROM doc WHERE state = 0 ORDER BY bytehash LIMIT 1200"
+            ).scalars()
+        )
+        fetched = list(
+            connection.exec_driver_sql(
+                "SELECT oid FROM doc WHERE state = 2 ORDER BY bytehash LIMIT 300"
+            ).scalars()
+        )
+    raised = {
+        "oids": unvisited,
+        "relevances": [0.0] * len(unvisited),
+        "releases": [False] * len(unvisited),
+        "model_id": 1,
+        "buckets": ALL_BUCKETS,
+    }
+    scored = {
+        "oids": fetched,
+        "relevances": [-1.0] * len(fetched),
+        "cids": [None] * len(fetched),
+        "model_id": 1,
+    }
+    rescored = {"oids": unvisited, "relevances": [0.0] * len(unvisited), "model_id": 1}
+    with engine.connect() as connection:
+        for name, params, table in [
+            ("raise_estimates", raised, "doc"),
+            ("set_estimates", rescored, "doc"),
+            ("write_scores", scored, "doc_fetch"),
+        ]:
+            nodes = _explain(connection, queries[name], params)
+            scans = [(n["Node Type"], n.get("Relation Name")) for n in nodes]
+            assert ("Seq Scan", table) not in scans, (name, scans)
+
+
 def test_claim_revisits_reads_fetched_pages_in_relevance_order_off_doc_revisit(
     engine: sa.Engine,
 ) -> None:
