@@ -53,8 +53,9 @@ LEFT JOIN doc_text AS t
 -- write_scores --
 -- Relevance and best leaf of scored pages. A page without text (a redirect, a PDF)
 -- keeps its estimate and no category (cid NULL). Returns what each page now passes on
--- to its out-links (the parents of pass_relevance). The fetched pages are looked up by
--- key, named as an array, as in raise_estimates (else a scan and a hash of doc_fetch).
+-- to its out-links (the parents of pass_relevance). The pages are looked up by key,
+-- named as an array, as in raise_estimates (else, in a batch of a thousand pages, a scan
+-- and a hash of doc_fetch and of doc).
 WITH s AS (
     SELECT * FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[], %(cids)s::smallint[])
         AS s(oid, relevance, cid)
@@ -69,6 +70,7 @@ UPDATE doc AS d
 SET relevance = coalesce(s.relevance, d.relevance)
 FROM s
 WHERE d.oid = s.oid AND d.bucket = oid_bucket(s.oid)
+  AND d.oid = ANY(ARRAY(SELECT oid FROM s))
 RETURNING d.oid, d.relevance, s.cid;
 
 -- write_node_scores --
