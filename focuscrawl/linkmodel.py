@@ -21,7 +21,8 @@ crawler checks a URL in knowing only the link's own words and URL; it then adds 
 ``s`` the *lowest* value the parent's terms can take (``LinkModel.floor``), so a
 check-in estimate never outranks what the link will be worth once its page is scored,
 and the estimate can only rise. The classifier scores the link again with the parent's
-terms when the parent is scored.
+terms when the parent is scored: to the sum of the link's own weights, which the crawler
+stores (``link.own``, ``own_sums``), while the model that made it is the newest.
 
 The crawler (which checks URLs in) and the classifier (which trains the model and
 scores links of scored pages) both read this module; neither imports the other.
@@ -243,40 +244,56 @@ class LinkModel:
             sums[nonempty] = np.add.reduceat(values, starts[nonempty])
         return sums + self.bias
 
-    def estimates(self, links: Sequence[LinkParts]) -> NDArray[np.float64]:
-        """log sigmoid(s(l)) of each link; links whose source is not scored get the floor.
-        The source's terms are summed once for each class and bucket (a batch's links
-        come from a few pages)."""
+    def own_sums(self, links: Sequence[LinkParts]) -> NDArray[np.float32]:
+        """The sum of the weights of each link's own features (its words and target),
+        as ``link.own`` keeps it: the crawler sums them at check-in, the classifier adds
+        its source's terms when the source is scored, with no second pass over the
+        link's words (``estimates``' ``own``). Rounded to float32, the column's type, on
+        both sides, so an estimate is the same from the column as from the words."""
         flat: list[int] = []
         sizes = []
-        source: list[float] = []
-        sums: dict[tuple[int | None, int], float] = {}
-        weights = self.weights
         for parts in links:
             ids = _own_ids(parts)
             flat.extend(ids)
             sizes.append(len(ids))
-            relevance = parts.src_relevance
-            # the bucket, or -1 for a scored source whose relevance is no feature, or -2
-            # for a source not scored yet
-            if relevance is None:
-                key = (parts.src_cid, -2)
-            else:
-                key = (parts.src_cid, relevance_bucket(relevance) if self.parent else -1)
+        if not flat:
+            return np.zeros(len(links), dtype=np.float32)
+        values = self.weights[np.asarray(flat, dtype=np.int64)].astype(np.float64)
+        owner = np.repeat(np.arange(len(links)), sizes)
+        sums = np.bincount(owner, weights=values, minlength=len(links))
+        return np.asarray(sums, dtype=np.float32)
+
+    def source_terms(self, src_cid: int | None, src_relevance: float | None) -> float:
+        """The sum a link's source adds: its class and relevance bucket once it is
+        scored, the floor before."""
+        terms = _source_ids(src_cid, src_relevance, self.parent)
+        value = sum(float(self.weights[i]) for i in terms)
+        return value + self.floor if src_relevance is None else value
+
+    def estimates(
+        self, links: Sequence[LinkParts], own: NDArray[np.float32] | None = None
+    ) -> NDArray[np.float64]:
+        """log sigmoid(s(l)) of each link; links whose source is not scored get the floor.
+        ``own``: the links' ``own_sums`` under this model, when already summed. The
+        source's terms are summed once for each source (a batch's links come from a
+        few pages)."""
+        sums: dict[tuple[int | None, float | None], float] = {}
+        source: list[float] = []
+        for parts in links:
+            key = (parts.src_cid, parts.src_relevance)
             value = sums.get(key)
             if value is None:
-                terms = _source_ids(parts.src_cid, relevance, self.parent)
-                value = sum(float(weights[i]) for i in terms)
-                if relevance is None:
-                    value += self.floor
-                sums[key] = value
+                value = sums[key] = self.source_terms(*key)
             source.append(value)
-        scores = np.asarray(source, dtype=np.float64) + self.bias
-        if flat:
-            values = weights[np.asarray(flat, dtype=np.int64)].astype(np.float64)
-            owner = np.repeat(np.arange(len(links)), sizes)
-            scores += np.bincount(owner, weights=values, minlength=len(links))
-        return log_sigmoid(scores)
+        if own is None:
+            own = self.own_sums(links)
+        return self.estimates_of(np.asarray(source, dtype=np.float64), own)
+
+    def estimates_of(
+        self, source: NDArray[np.float64], own: NDArray[np.float32]
+    ) -> NDArray[np.float64]:
+        """log sigmoid(s(l)) of links given their sources' terms and their own sums."""
+        return log_sigmoid(source + self.bias + own.astype(np.float64))
 
     def to_bytes(self) -> bytes:
         """The nonzero weights (a model has seen a small part of the hashed space)."""

@@ -216,6 +216,8 @@ doc_fetch = Table(
     Column("etag", String(128), nullable=True),
     Column("last_modified", String(64), nullable=True),
     Column("bucket", SmallInteger, nullable=False),  # oid_bucket(oid) (0016)
+    # the link model whose sums the page's out-links keep in link.own; NULL: none (0019)
+    Column("links_model", Integer, nullable=True),
     PrimaryKeyConstraint("oid", "bucket", name="doc_fetch_pkey"),
     CheckConstraint("bucket = oid_bucket(oid)", name="doc_fetch_bucket_of_oid"),
     comment="What the last try of a URL found, and how its page was classified; "
@@ -300,6 +302,10 @@ link = Table(
     Column("context", Text, nullable=True),
     # the source's bucket; the target's is oid_bucket(oid_dst) (migration 0016)
     Column("bucket", SmallInteger, nullable=False),
+    # the sum of the weights of the link's own features (its words and target) under the
+    # link model that estimated it at check-in, the source's doc_fetch.links_model; NULL:
+    # not estimated (migration 0019)
+    Column("own", REAL, nullable=True),
     CheckConstraint("bucket = oid_bucket(oid_src)", name="link_bucket_of_source"),
     comment="Hyperlinks between documents (oid_dst may not be fetched yet).",
 )

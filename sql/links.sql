@@ -18,13 +18,31 @@ ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value;
 SELECT value FROM crawl_setting WHERE name = %(name)s;
 
 -- scored_out_links --
--- The unvisited out-links of pages just scored, with what the link learner reads of
--- them: anchor, context, and the target's host and path (seeds and boosted URLs, at
--- seed rank, are left out). Off link_src (the links first, as an intermediate result:
+-- The unvisited out-links of pages just scored (seeds and boosted URLs, at seed rank,
+-- are left out), each with own: the sum of the link's own features' weights when the
+-- crawler summed them with the link model %(link_model)s (the source's
+-- doc_fetch.links_model), else NULL; for the others the classifier reads the words
+-- (scored_out_link_words). Off link_src (the links first, as an intermediate result:
 -- on a Citus cluster a link's target lies in another shard), then their targets off
 -- doc's key, named as an array: joined to the links, the targets were read by a
 -- sequential scan of the frontier and a hash, as the planner cannot tell how few links
 -- a batch has (6 times the time on a frontier of 50,000 URLs, and growing with it).
+WITH l AS MATERIALIZED (
+    SELECT l.oid_src, l.oid_dst, CASE WHEN f.links_model = %(link_model)s THEN l.own END AS own
+    FROM link AS l
+    JOIN doc_fetch AS f ON f.oid = l.oid_src AND f.bucket = l.bucket
+    WHERE l.oid_src = ANY(%(oids)s::bigint[]) AND f.oid = ANY(%(oids)s::bigint[])
+), d AS MATERIALIZED (
+    SELECT oid, bucket FROM doc
+    WHERE oid = ANY(ARRAY(SELECT oid_dst FROM l)) AND state IN (0, 4) AND priority > -32768
+)
+SELECT l.oid_src, l.oid_dst, l.own
+FROM l
+JOIN d ON d.oid = l.oid_dst AND d.bucket = oid_bucket(l.oid_dst);
+
+-- scored_out_link_words --
+-- scored_out_links with what the link learner and the anchor estimates read of each
+-- link: anchor, context, and the target's host and path (read the same way).
 WITH l AS MATERIALIZED (
     SELECT oid_src, oid_dst, anchor, context FROM link WHERE oid_src = ANY(%(oids)s::bigint[])
 ), d AS MATERIALIZED (

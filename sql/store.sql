@@ -16,7 +16,7 @@ CREATE TEMP TABLE IF NOT EXISTS stage_result (
 ) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_link (
     oid_src bigint, oid_dst bigint, bytehash integer, https boolean, host text, path text,
-    anchor text, context text, estimate float8
+    anchor text, context text, estimate float8, own real
 ) ON COMMIT DELETE ROWS;
 
 -- lock_pages --
@@ -97,8 +97,11 @@ WHERE oid_src IN (
 );
 
 -- store_links --
-INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor, context, bucket)
-SELECT l.oid_src, l.oid_dst, r.sid, s.sid, l.anchor, l.context, oid_bucket(l.oid_src)
+-- Each link with the sum of its own features' weights under the link model that
+-- estimated it at check-in (own; that model is the page's doc_fetch.links_model), for the
+-- classifier to add its source's terms to once the page is scored.
+INSERT INTO link (oid_src, oid_dst, sid_src, sid_dst, anchor, context, bucket, own)
+SELECT l.oid_src, l.oid_dst, r.sid, s.sid, l.anchor, l.context, oid_bucket(l.oid_src), l.own
 FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
 JOIN site AS s ON s.host = l.host AND s.bucket = oid_bucket(l.oid_dst);
@@ -123,12 +126,14 @@ WHERE d.oid = r.oid AND d.bucket = oid_bucket(r.oid);
 -- store_fetches --
 -- What each try found, with a fetch number for the fetched pages. A revisit answered
 -- 304 keeps the page's type, title, hash, ETag and Last-Modified, and its
--- classification; any other fetched page goes to the classifier's queue (model_id NULL).
+-- classification; any other fetched page goes to the classifier's queue (model_id NULL),
+-- with the link model whose sums its new links keep (%(links_model)s, or NULL: none).
 INSERT INTO doc_fetch AS f (oid, bucket, fetch_seq, fetched_at, content_hash, http_status,
-                            content_type, error, title, etag, last_modified)
+                            content_type, error, title, etag, last_modified, links_model)
 SELECT r.oid, oid_bucket(r.oid), CASE WHEN r.state = 2 THEN nextval('doc_fetch_seq') END,
        CASE WHEN r.state = 2 THEN now() END, r.content_hash, r.http_status,
-       r.content_type, r.error, r.title, r.etag, r.last_modified
+       r.content_type, r.error, r.title, r.etag, r.last_modified,
+       CASE WHEN r.state = 2 THEN %(links_model)s::int END
 FROM stage_result AS r
 ORDER BY r.oid
 ON CONFLICT (oid, bucket) DO UPDATE
@@ -143,4 +148,7 @@ SET fetch_seq = coalesce(EXCLUDED.fetch_seq, f.fetch_seq),
     last_modified = coalesce(EXCLUDED.last_modified, f.last_modified),
     model_id = CASE WHEN EXCLUDED.fetch_seq IS NOT NULL
                          AND EXCLUDED.http_status IS DISTINCT FROM 304
-                    THEN NULL ELSE f.model_id END;
+                    THEN NULL ELSE f.model_id END,
+    links_model = CASE WHEN EXCLUDED.fetch_seq IS NOT NULL
+                            AND EXCLUDED.http_status IS DISTINCT FROM 304
+                       THEN EXCLUDED.links_model ELSE f.links_model END;

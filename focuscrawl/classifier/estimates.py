@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy.engine import Connection
 
 from focuscrawl.classifier.model import HierarchicalModel
@@ -55,6 +56,43 @@ def _relevance(log_r: float) -> float:
     return math.exp(max(log_r, -700.0))
 
 
+def _rows(connection: Connection, name: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    # read as tuples: a row's attributes cost more than the rest of a link's loop
+    return [tuple(row) for row in execute(connection, queries[name], params).all()]
+
+
+def _own_sums(
+    connection: Connection, model: LinkModel, rows: list[tuple[Any, ...]]
+) -> tuple[list[tuple[Any, ...]], NDArray[np.float32]]:
+    """The links of ``rows`` (oid_src, oid_dst, own) and the sums of their own features'
+    weights: those the crawler stored with ``model``, the others summed here from the
+    links' words, read for their pages only. A link whose target was claimed between
+    the two reads is left out."""
+    unsummed = list(dict.fromkeys(src for src, _, own in rows if own is None))
+    if not unsummed:
+        return rows, np.asarray([own for _, _, own in rows], dtype=np.float32)
+    found = _rows(connection, "scored_out_link_words", {"oids": unsummed})
+    words = {(row[0], row[1]): LinkParts(*row[2:]) for row in found}
+    kept: list[tuple[Any, ...]] = []
+    summed: list[float] = []
+    missing: list[int] = []
+    parts: list[LinkParts] = []
+    for row in rows:
+        src, dst, own = row
+        if own is None:
+            said = words.get((src, dst))
+            if said is None:
+                continue
+            missing.append(len(kept))
+            parts.append(said)
+        kept.append(row)
+        summed.append(0.0 if own is None else own)
+    sums = np.asarray(summed, dtype=np.float32)
+    if missing:
+        sums[missing] = model.own_sums(parts)
+    return kept, sums
+
+
 def pass_estimates(
     connection: Connection,
     estimate: str,
@@ -75,27 +113,29 @@ def pass_estimates(
     if not parents:
         return 0
     by_oid = {p.oid: p for p in parents}
-    result = execute(connection, queries["scored_out_links"], {"oids": list(by_oid)})
-    # (oid_src, oid_dst, anchor, context, host, path), read as tuples (a row's attributes
-    # cost more than the rest of a link's loop)
-    rows: list[tuple[Any, ...]] = [tuple(row) for row in result]
+    oids = list(by_oid)
+    learned = estimate in LINK_ESTIMATES and link_model is not None
+    from_parents = estimate == "soft-1999" or (estimate in LINK_ESTIMATES and link_model is None)
+    rows: list[tuple[Any, ...]]
+    if from_parents or learned:  # (oid_src, oid_dst, own)
+        params = {"oids": oids, "link_model": link_model.model_id if link_model else 0}
+        rows = _rows(connection, "scored_out_links", params)
+    else:  # (oid_src, oid_dst, anchor, context, host, path)
+        rows = _rows(connection, "scored_out_link_words", {"oids": oids})
     if not rows:
         return 0
     good = set(good_leaves)
     values: np.ndarray
     model_id = 0
-    from_parents = estimate == "soft-1999" or (estimate in LINK_ESTIMATES and link_model is None)
     if from_parents:
         # the paper's estimate: the best relevance log R(p) among scored parents
         values = np.asarray([by_oid[row[0]].relevance for row in rows])
-    elif estimate in LINK_ESTIMATES:
+    elif learned:
         assert link_model is not None
-        source = {p.oid: (p.cid, _relevance(p.relevance)) for p in parents}
-        parts = [
-            LinkParts(anchor, context, host, path, *source[src])
-            for src, _, anchor, context, host, path in rows
-        ]
-        values = np.asarray(link_model.estimates(parts))
+        terms = {p.oid: link_model.source_terms(p.cid, _relevance(p.relevance)) for p in parents}
+        rows, own = _own_sums(connection, link_model, rows)
+        source = np.asarray([terms[row[0]] for row in rows], dtype=np.float64)
+        values = link_model.estimates_of(source, own)
         model_id = link_model.model_id
     else:
         if page_model is None:

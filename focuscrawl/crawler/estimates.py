@@ -16,8 +16,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts
 from focuscrawl.queries import queries
 
@@ -54,8 +52,10 @@ class CheckInEstimates:
             params = params if isinstance(params, dict) else json.loads(params)
             self.model = LinkModel.from_bytes(bytes(weights), model_id, params)
 
-    def of(self, links: Sequence[LinkParts]) -> list[float] | None:
-        """log estimates of links whose sources are not scored yet (None: unestimated)."""
+    def of(self, links: Sequence[LinkParts]) -> tuple[list[float], list[float]] | None:
+        """log estimates of links whose sources are not scored yet, and the sums of their
+        own features' weights (``link.own``); None: unestimated."""
         if not self.active or not links or self.model is None:
             return None
-        return [float(v) for v in np.asarray(self.model.estimates(links))]
+        own = self.model.own_sums(links)
+        return self.model.estimates(links, own).tolist(), own.tolist()

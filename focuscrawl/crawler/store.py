@@ -121,21 +121,23 @@ def _link_lines(
 ) -> tuple[io.StringIO, set[int]]:
     """The out-links of a batch as ``stage_link`` COPY text (the hot path of ingest):
     each normalised URL as its ids, whether it is https, its host and its path, with
-    its anchor, context and check-in estimate (NULL: unestimated, and for a URL in
-    ``settled``, whose row no estimate changes); and the URLs' oids."""
+    its anchor, context, check-in estimate and the sum of its own features' weights
+    (``link.own``; both NULL: unestimated, and for a URL in ``settled``, whose row no
+    estimate changes); and the URLs' oids."""
     rows: list[tuple[int, str, str | None, str | None, bool, str, str, int, int]] = []
     for outcome in batch:
         src = outcome.claim.oid
         for url, anchor, context in outcome.links:
             https, host, path = split_url(url)
             rows.append((src, url, anchor, context, https, host, path, *url_ids(url)))
-    values: dict[int, float] = {}
+    values: dict[int, tuple[float, float]] = {}
     if estimates.active:
         wanted = [n for n, row in enumerate(rows) if row[7] not in settled]
         found = estimates.of(
             [LinkParts(rows[n][2], rows[n][3], rows[n][5], rows[n][6]) for n in wanted]
         )
-        values = dict(zip(wanted, found or (), strict=True))
+        if found is not None:
+            values = dict(zip(wanted, zip(*found, strict=True), strict=True))
     # the batch's text fields are checked at once: most batches have nothing to escape,
     # and one call per field cost more than the rest of the line
     plain = not _special("".join(f"{r[2] or ''}{r[3] or ''}{r[5]}{r[6]}" for r in rows))
@@ -149,7 +151,7 @@ def _link_lines(
         if not plain:
             host, path = _escape(host), _escape(path)
         value = values.get(n)
-        estimate = "\\N" if value is None else repr(value)
+        estimate = "\\N\t\\N" if value is None else f"{value[0]!r}\t{value[1]!r}"
         write(
             f"{src}\t{oid}\t{bytehash}\t{'t' if https else 'f'}\t{host}\t"
             f"{path}\t{text}\t{around}\t{estimate}\n"
@@ -309,7 +311,9 @@ class Store:
                     cursor.execute(queries["forget_texts"], {"oids": oids, "buckets": buckets})
                 copy_rows(cursor, "doc_text (oid, bucket, text)", texts)
             cursor.execute(queries["store_results"])
-            cursor.execute(queries["store_fetches"])
+            # the link model whose sums the pages' links keep (link.own), if any
+            links_model = model_id if with_links and model_id else None
+            cursor.execute(queries["store_fetches"], {"links_model": links_model})
             if any(outcome.state == DocState.FETCHED for outcome in outcomes):
                 cursor.execute(queries["notify_pages_stored"])  # the classifier's work
         self._connection.commit()

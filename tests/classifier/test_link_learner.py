@@ -14,10 +14,12 @@ import sqlalchemy as sa
 
 from focuscrawl.classifier import apprentice, train_model
 from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
+from focuscrawl.classifier.estimates import Parent, pass_estimates
 from focuscrawl.crawler.config import Mode
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.linkmodel import LinkModel, LinkParts
+from focuscrawl.shards import ShardMap
 from focuscrawl.taxonomy import load_tree, set_good
 from focuscrawl.taxonomy_import import from_corpus, store_import
 from focuscrawl.urls import split_url
@@ -151,6 +153,59 @@ def test_out_links_are_estimated_at_check_in_and_only_rise(
     for r in rows:
         assert math.isclose(r.relevance, best[r.oid], rel_tol=1e-6)
         assert r.estimated_by == model.model_id
+
+
+def test_links_keep_their_own_sums_for_the_classifier(
+    trained_with_links: sa.Engine, topics_web: WebBoxThread
+) -> None:
+    """The crawler stores each estimated link's own sum (link.own) and the model it used
+    (doc_fetch.links_model); when a page is scored, the classifier adds the page's terms
+    to those sums if that model is its own, and sums a link's words again if not."""
+    engine = trained_with_links
+    model = _link_model(engine)
+    crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=2, threads=1)
+    links = _rows(
+        engine,
+        """
+        SELECT l.oid_src, l.oid_dst, l.anchor, l.context, l.own, s.host, d.path,
+               f.links_model
+        FROM link l JOIN doc d ON d.oid = l.oid_dst JOIN site s ON s.sid = d.sid
+        JOIN doc_fetch f ON f.oid = l.oid_src
+        WHERE d.state = 0 AND d.priority > -32768
+        """,
+    )
+    sources = sorted({r.oid_src for r in links})
+    assert len(sources) == 2
+    assert {r.links_model for r in links} == {model.model_id}
+    parts = [LinkParts(r.anchor, r.context, r.host, r.path) for r in links]
+    stored = np.asarray([r.own for r in links], dtype=np.float32)  # a real, read back
+    assert np.array_equal(stored, model.own_sums(parts))
+    # the first page's sums stored as if by this model, the second's by another: both
+    # sums made up, so that the estimates tell which were read
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE link SET own = -50")
+        connection.exec_driver_sql(
+            "UPDATE doc_fetch SET links_model = links_model + 1000 WHERE oid = %(oid)s",
+            {"oid": sources[1]},
+        )
+        connection.exec_driver_sql(
+            "UPDATE doc SET relevance = '-Infinity' WHERE state = 0 AND priority > -32768"
+        )
+        parents = [Parent(oid, math.log(0.5), None) for oid in sources]
+        pass_estimates(connection, "soft", parents, [], [], None, model, ShardMap.single())
+    found = dict(_rows(engine, "SELECT oid, relevance FROM doc WHERE state = 0"))
+    from_words: dict[int, float] = {}
+    for r, link in zip(links, parts, strict=True):
+        if r.oid_src == sources[1]:
+            scored = link._replace(src_relevance=0.5)
+            value = float(model.estimates([scored])[0])
+            from_words[r.oid_dst] = max(from_words.get(r.oid_dst, -math.inf), value)
+    first = {r.oid_dst for r in links if r.oid_src == sources[0]}
+    assert first and all(found[oid] < -40 for oid in first)  # from the stored -50
+    assert from_words.keys() - first
+    for oid in from_words.keys() - first:
+        assert math.isclose(found[oid], from_words[oid], rel_tol=1e-6)
+        assert found[oid] > -40
 
 
 def test_rescore_trains_the_learner_afresh_for_the_new_marks(

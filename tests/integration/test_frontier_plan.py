@@ -259,11 +259,13 @@ def test_scored_out_links_are_read_off_link_src(engine: sa.Engine) -> None:
     cost the whole table for every batch (one variant of the statement hashed all of it)."""
     _fill_frontier(engine, FRONTIER_ROWS)
     parents = _link_parents(engine, 10)[:256]
-    with engine.connect() as connection:
-        nodes = _explain(connection, queries["scored_out_links"], {"oids": parents})
-    scans = [(n["Node Type"], n.get("Relation Name"), n.get("Index Name")) for n in nodes]
-    assert not any(t == "Seq Scan" and r == "link" for t, r, _ in scans), scans
-    assert any(i == "link_src" for _, _, i in scans), scans
+    for name in ("scored_out_links", "scored_out_link_words"):
+        with engine.connect() as connection:
+            params = {"oids": parents, "link_model": 1}
+            nodes = _explain(connection, queries[name], params)
+        scans = [(n["Node Type"], n.get("Relation Name"), n.get("Index Name")) for n in nodes]
+        assert not any(t == "Seq Scan" and r in ("link", "doc") for t, r, _ in scans), scans
+        assert any(i == "link_src" for _, _, i in scans), scans
 
 
 def test_the_classifiers_writes_look_their_rows_up_by_key(engine: sa.Engine) -> None:

@@ -44,9 +44,10 @@ def test_links_to_settled_pages_are_staged_with_no_estimate() -> None:
     lines, targets = _link_lines([outcome], estimates, {oid_of(fetched)})
     rows = [line.split("\t") for line in lines.getvalue().splitlines()]
     assert targets == {oid_of(fetched), oid_of(fresh)}
-    assert [(int(r[1]), r[-1]) for r in rows] == [
-        (oid_of(fetched), "\\N"),
-        (oid_of(fresh), repr(float(log_sigmoid(np.asarray([-1.0]))[0]))),
+    # the estimate, then the sum of the link's own features' weights (link.own)
+    assert [(int(r[1]), r[-2], r[-1]) for r in rows] == [
+        (oid_of(fetched), "\\N", "\\N"),
+        (oid_of(fresh), repr(float(log_sigmoid(np.asarray([-1.0]))[0])), "0.0"),
     ]
     unsettled, _ = _link_lines([outcome], estimates)
     assert "\\N" not in [line.split("\t")[-1] for line in unsettled.getvalue().splitlines()]
@@ -77,7 +78,7 @@ def test_link_lines_escape_what_needs_it_in_a_batch_of_plain_links(
     rows = [line.split("\t") for line in lines.getvalue().split("\n")[:-1]]
     assert len(rows) == len(links)
     for row, (n, (path, anchor, context)) in zip(rows, enumerate(links), strict=True):
-        assert len(row) == 9
+        assert len(row) == 10  # ... anchor, context, estimate, own
         assert row[4:8] == [
             "h.example",
             f"/x{n}{path}",

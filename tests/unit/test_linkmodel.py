@@ -97,9 +97,16 @@ def test_a_batch_of_links_from_many_sources_is_estimated_link_by_link() -> None:
             for link in links
         ]
         got = model.estimates(links)
-        assert np.allclose(got, log_sigmoid(np.asarray(expected)), rtol=0, atol=1e-9)
+        # the own features' sum is rounded to float32, the type link.own keeps it in
+        assert np.allclose(got, log_sigmoid(np.asarray(expected)), rtol=0, atol=1e-6)
         # alone or in a batch, a link's estimate is the same
         assert all(model.estimates([link])[0] == v for link, v in zip(links, got, strict=True))
+        # and the same from its own sum, as the crawler stores it, as from its words
+        own = model.own_sums(links)
+        assert own.dtype == np.float32
+        assert np.array_equal(model.estimates(links, own), got)
+        stored = np.asarray([float(v) for v in own], dtype=np.float32)  # through PostgreSQL
+        assert np.array_equal(model.estimates(links, stored), got)
 
 
 def test_a_model_survives_its_bytes() -> None:
