@@ -4,7 +4,7 @@
         [--wikispeedia-pages 4000] [--generated-pages 100000] [--generated-hosts 1000]
         [--generated-budget 10000] [--threads 16] [--max-backlog N] [--backlog-share F]
         [--polite-seconds 60] [--polite-hosts 1000,200] [--polite-crawlers 1]
-        [--corpus-home DIR] [--database-url URL]
+        [--progress-seconds 10] [--corpus-home DIR] [--database-url URL]
 
 Three measurements, each in databases of their own on one throw-away embedded server,
 against a web-in-a-box subprocess:
@@ -30,7 +30,8 @@ with no delay (``share_of_lower_bound``: on a machine slower than the bound, the
 politeness rules' own cost).
 
 Each free crawl also gives the pages fetched and the relevant pages among them by every
-10 s of the crawl (``pages_by_10s``, ``relevant_by_10s``): under a host delay a faster
+10 s of the crawl (``pages_by_10s``, ``relevant_by_10s``; ``--progress-seconds 2``:
+``pages_by_2s``, ...): under a host delay a faster
 start can hold fewer relevant pages among its first N and still find as many by a time.
 
 Writes bench/results/focus_speed.json.
@@ -84,7 +85,7 @@ JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
 WHERE d.state = 2
 """
 #: the crawl's progress is reported every this many seconds
-PROGRESS_S = 10
+PROGRESS_S = 10  # --progress-seconds
 
 
 def _url(engine: Engine) -> str:
@@ -359,6 +360,12 @@ def main() -> None:
     parser.add_argument("--backlog-share", type=float, default=None)
     parser.add_argument("--polite-seconds", type=float, default=60.0)
     parser.add_argument(
+        "--progress-seconds",
+        type=int,
+        default=PROGRESS_S,
+        help="pages and relevant pages by every this many seconds of each free crawl",
+    )
+    parser.add_argument(
         "--polite-crawlers",
         type=int,
         default=1,
@@ -382,6 +389,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     parts = args.parts.split(",")
+    global PROGRESS_S
+    PROGRESS_S = max(args.progress_seconds, 1)
     options = ["--threads", str(args.threads)]
     if args.max_backlog is not None:
         options += ["--max-backlog", str(args.max_backlog)]

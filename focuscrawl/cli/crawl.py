@@ -17,7 +17,13 @@ from focuscrawl.cli.common import (
     serve_metrics,
     settings_from,
 )
-from focuscrawl.crawler.config import BACKLOG_SHARE, FOCUSED_BACKLOG, CrawlConfig, Mode
+from focuscrawl.crawler.config import (
+    BACKLOG_SHARE,
+    FOCUSED_BACKLOG,
+    POLITE_BACKLOG_SHARE,
+    CrawlConfig,
+    Mode,
+)
 from focuscrawl.crawler.process import Crawler
 from focuscrawl.crawler.scope import Scope, load_scope, save_scope
 from focuscrawl.crawler.warc import DEFAULT_MAX_BYTES
@@ -80,9 +86,13 @@ def run(
         ),
     ] = None,
     backlog_share: Annotated[
-        float,
-        typer.Option(help="soft/hard: the backlog grows to this share of the pages fetched."),
-    ] = BACKLOG_SHARE,
+        float | None,
+        typer.Option(
+            help="soft/hard: the backlog grows to this share of the pages fetched "
+            f"[{POLITE_BACKLOG_SHARE} under a host delay, {BACKLOG_SHARE} with none].",
+            show_default=False,
+        ),
+    ] = None,
     warc: Annotated[
         Path | None,
         typer.Option(

@@ -74,8 +74,11 @@ DUE_S = 0.25
 IN_HAND_RATE = 2.0
 RATE_WINDOW_S = 2.0
 #: a focused crawl holds at most this many seconds of a site's work (at its delay), so
-#: that under politeness its claims reach the best URLs of many sites, not a queue of one
-FOCUSED_SITE_S = 2.0
+#: that under politeness its claims reach the best URLs of many sites, not a queue of one,
+#: and a site's next URL is chosen as late as its delay allows (at a 1 s delay, one URL:
+#: holding two took the second on estimates up to a second older, and found fewer
+#: relevant pages, docs/discussions/benchmarks.md "A polite crawl's start, again")
+FOCUSED_SITE_S = 1.0
 #: a claim whose scan of the frontier found fewer URLs than it asked for while it
 #: skipped sites at their cap: the next waits this long (at least; a quarter of the
 #: host delay), rather than scan the frontier again every few milliseconds

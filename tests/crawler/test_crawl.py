@@ -218,3 +218,16 @@ def test_private_addresses_are_refused_unless_allowed(
             "SELECT state, error FROM doc JOIN doc_fetch USING (oid)"
         ).one()
     assert row.error != "private_address"  # it was asked (the webbox knows no such host)
+
+
+def test_a_focused_polite_crawl_holds_only_a_sites_next_url(engine: sa.Engine) -> None:
+    """At a 1 s delay a focused crawl holds one URL of a site, so the site's next page
+    is chosen as late as its delay allows; an unfocused crawl a quarter lease's worth."""
+
+    def cap(mode: Mode, delay: float) -> int:
+        config = CrawlConfig(mode=mode, host_delay=delay, lease_seconds=600.0, quiet=True)
+        return Crawler(engine, config)._site_cap()
+
+    assert cap(Mode.SOFT, 1.0) == cap(Mode.HARD, 1.0) == 1
+    assert cap(Mode.SOFT, 0.25) == 4  # a second of the site's work
+    assert cap(Mode.BFS, 1.0) == 150  # 600 s / 4 at 1 s

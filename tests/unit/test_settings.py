@@ -69,3 +69,23 @@ def test_config_file_strings_are_parsed_like_the_environment(tmp_path: Path) -> 
     config.write_text('pg_shared_buffers = "lots"\n')
     with pytest.raises(ConfigError, match=r"focuscrawl.toml: pg_shared_buffers = 'lots'"):
         load_settings(env={"FOCUSCRAWL_HOME": str(tmp_path)})
+
+
+def test_a_polite_crawl_lets_its_backlog_grow_faster_unless_told(tmp_path: Path) -> None:
+    from focuscrawl.crawler.config import (
+        BACKLOG_SHARE,
+        POLITE_BACKLOG_SHARE,
+        CrawlConfig,
+        Mode,
+    )
+
+    env = {"FOCUSCRAWL_HOME": str(tmp_path)}
+    polite = CrawlConfig.from_settings(load_settings(env=env), mode=Mode.SOFT)
+    assert polite.host_delay == 1.0  # the default
+    assert polite.backlog_share == POLITE_BACKLOG_SHARE > BACKLOG_SHARE
+    env["FOCUSCRAWL_HOST_DELAY"] = "0"
+    assert CrawlConfig.from_settings(load_settings(env=env)).backlog_share == BACKLOG_SHARE
+    told = CrawlConfig.from_settings(load_settings(env=env), backlog_share=0.5)
+    assert told.backlog_share == 0.5
+    flag = CrawlConfig.from_settings(load_settings({"host_delay": 2.0}, env=env))
+    assert flag.backlog_share == POLITE_BACKLOG_SHARE
