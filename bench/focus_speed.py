@@ -348,6 +348,7 @@ def compare(
 
 
 def main() -> None:
+    global PROGRESS_S  # --progress-seconds
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", default="wikispeedia,generated,polite")
     parser.add_argument("--topic", default=DEFAULT_TOPIC)
@@ -389,7 +390,6 @@ def main() -> None:
     )
     args = parser.parse_args()
     parts = args.parts.split(",")
-    global PROGRESS_S
     PROGRESS_S = max(args.progress_seconds, 1)
     options = ["--threads", str(args.threads)]
     if args.max_backlog is not None:
