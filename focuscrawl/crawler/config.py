@@ -27,7 +27,7 @@ FOCUSED_BACKLOG = 4
 BACKLOG_SHARE = 0.125
 #: ... and under a host delay, a share twice that: a host not asked in its second is a
 #: page lost for good, where a crawl with no delay only spends its CPU later
-#: (docs/discussions/benchmarks.md, "A polite crawl's start, again": 0.94-0.96 of the
+#: (docs/discussions/benchmarks.md, "A polite crawl's start, again": 0.92-0.96 of the
 #: politeness bound against 0.87-0.90, as many relevant pages by 14 s)
 POLITE_BACKLOG_SHARE = 0.25
 
