@@ -389,8 +389,10 @@ def main() -> None:
         help="a focuscrawl home with the wikispeedia corpus imported",
     )
     args = parser.parse_args()
+    if args.progress_seconds < 1:
+        parser.error("--progress-seconds must be at least 1")
     parts = args.parts.split(",")
-    PROGRESS_S = max(args.progress_seconds, 1)
+    PROGRESS_S = args.progress_seconds
     options = ["--threads", str(args.threads)]
     if args.max_backlog is not None:
         options += ["--max-backlog", str(args.max_backlog)]

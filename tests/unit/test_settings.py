@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from focuscrawl.crawler.config import BACKLOG_SHARE, POLITE_BACKLOG_SHARE, CrawlConfig, Mode
 from focuscrawl.errors import ConfigError
 from focuscrawl.settings import load_settings
 
@@ -72,13 +73,6 @@ def test_config_file_strings_are_parsed_like_the_environment(tmp_path: Path) -> 
 
 
 def test_a_polite_crawl_lets_its_backlog_grow_faster_unless_told(tmp_path: Path) -> None:
-    from focuscrawl.crawler.config import (
-        BACKLOG_SHARE,
-        POLITE_BACKLOG_SHARE,
-        CrawlConfig,
-        Mode,
-    )
-
     env = {"FOCUSCRAWL_HOME": str(tmp_path)}
     polite = CrawlConfig.from_settings(load_settings(env=env), mode=Mode.SOFT)
     assert polite.host_delay == 1.0  # the default
