@@ -83,3 +83,12 @@ def test_a_polite_crawl_lets_its_backlog_grow_faster_unless_told(tmp_path: Path)
     assert told.backlog_share == 0.5
     flag = CrawlConfig.from_settings(load_settings({"host_delay": 2.0}, env=env))
     assert flag.backlog_share == POLITE_BACKLOG_SHARE
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.5])
+def test_a_backlog_share_outside_0_to_1_is_a_one_line_error(tmp_path: Path, share: float) -> None:
+    config = CrawlConfig.from_settings(
+        load_settings(env={"FOCUSCRAWL_HOME": str(tmp_path)}), backlog_share=share
+    )
+    with pytest.raises(ConfigError, match=r"^--backlog-share must be between 0 and 1$"):
+        config.check()
