@@ -8,6 +8,7 @@ and renamed into place when complete: a failed export leaves no half file behind
 from __future__ import annotations
 
 import csv
+import glob
 import json
 import os
 import sys
@@ -20,6 +21,7 @@ from typing import Any, TextIO
 from sqlalchemy.engine import Engine
 
 from focuscrawl.errors import ConfigError
+from focuscrawl.pids import alive
 from focuscrawl.queries import queries
 
 __all__ = ["COLUMNS", "FORMATS", "RELEVANT", "WHATS", "export"]
@@ -75,6 +77,19 @@ def _write(rows: Iterator[Sequence[Any]], fmt: str, out: TextIO) -> int:
     return count
 
 
+#: the end of an export's temporary file, ``.NAME.PID.XXXXXXXX.partial``
+PARTIAL = ".partial"
+
+
+def _sweep_partials(out: Path) -> None:
+    """Remove the temporary files an export to ``out`` left when it was killed (its
+    PID, in the name, runs no more): the next export to the same file cleans up."""
+    for path in out.parent.glob(f".{glob.escape(out.name)}.*{PARTIAL}"):
+        pid = path.name.removeprefix(f".{out.name}.").partition(".")[0]
+        if pid.isdigit() and not alive(int(pid)):
+            path.unlink(missing_ok=True)
+
+
 def export(
     engine: Engine,
     what: str,
@@ -96,8 +111,11 @@ def export(
     rows = _rows(engine, what, min_relevance)
     if out is None:
         return _write(rows, fmt, sys.stdout)
+    _sweep_partials(out)
     try:
-        handle, partial = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+        handle, partial = tempfile.mkstemp(
+            prefix=f".{out.name}.{os.getpid()}.", suffix=PARTIAL, dir=out.parent
+        )
     except OSError as exc:
         raise ConfigError(f"cannot write {out}: {exc.strerror or exc}") from None
     try:

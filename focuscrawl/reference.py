@@ -74,10 +74,13 @@ def settings() -> str:
 
     rows = [
         f"| `{s.name}` | `{s.env_var}` | {'unset' if s.default is None else f'`{s.default}`'} "
-        f"| {_cell(s.help)} |"
+        f"| {_cell(s.accepts)} | {_cell(s.help)} |"
         for s in SETTINGS
     ]
-    head = "| setting | environment | default | meaning |\n| --- | --- | --- | --- |\n"
+    head = (
+        "| setting | environment | default | accepted | meaning |\n"
+        "| --- | --- | --- | --- | --- |\n"
+    )
     return head + "\n".join(rows) + "\n"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from sqlalchemy.engine import Engine
 
 from focuscrawl.background import ROOT, UserExample, load_background, topic_import
-from focuscrawl.crawler.fetch import FetchConfig, Fetcher
+from focuscrawl.crawler.fetch import FetchConfig, Fetcher, fetch_page
 from focuscrawl.crawler.parse import parse_html
 from focuscrawl.crawler.sniff import sniff
 from focuscrawl.errors import ConfigError, InvalidURL
@@ -76,11 +76,11 @@ def read_examples(given: Iterable[str], fetch: FetchConfig) -> list[UserExample]
                 except InvalidURL as exc:
                     raise ConfigError(f"example {exc}") from None
                 fetcher = fetcher or Fetcher(fetch, public_only=fetch.proxy is None)
-                result = fetcher.fetch(url)
+                result = fetch_page(fetcher, url)
                 if result.status != 200:
                     why = result.error or f"HTTP {result.status}"
                     raise ConfigError(f"example {url}: could not fetch it ({why})")
-                examples.append(_from_bytes(result.body, url, url, result.media_type))
+                examples.append(_from_bytes(result.body, url, result.url, result.media_type))
                 continue
             path = Path(item)
             if path.is_dir():

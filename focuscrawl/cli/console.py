@@ -28,7 +28,9 @@ def console_command(
 ) -> None:
     """Serve a web console of the crawl: live numbers and alarms, the harvest chart, the
     frontier, hubs and authorities, errors; label pages, mark categories good and set the
-    scope (those need the token). Prometheus metrics at /metrics. Ctrl-C ends it."""
+    scope. Every read and action needs the token (the printed URL carries it). Prometheus
+    metrics at /metrics (beyond loopback: with the token, as a bearer token). Ctrl-C ends
+    it."""
     import uvicorn
 
     from focuscrawl.console import LOOPBACK, create_app, new_token
@@ -40,7 +42,9 @@ def console_command(
         raise ConfigError("--token: at least 8 characters")
     token = token or new_token()
     loopback = host in LOOPBACK
-    app = create_app(engine_from(ctx), token, hosts=LOOPBACK if loopback else ("*",))
+    app = create_app(
+        engine_from(ctx), token, hosts=LOOPBACK if loopback else ("*",), open_metrics=loopback
+    )
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -52,11 +56,13 @@ def console_command(
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"console: http://{shown}:{bound}/#token={token}", err=True)
-    typer.echo(f"metrics: http://{shown}:{bound}/metrics", err=True)
-    if not loopback:
+    if loopback:
+        typer.echo(f"metrics: http://{shown}:{bound}/metrics", err=True)
+    else:
+        typer.echo(f"metrics: http://{shown}:{bound}/metrics (with the token)", err=True)
         typer.echo(
-            f"warning: serving beyond loopback on {host}, unencrypted; anyone who can reach "
-            "it can read the crawl (actions still need the token)",
+            f"warning: serving beyond loopback on {host}, unencrypted: the token, which "
+            "every read and action needs, crosses the network in clear",
             err=True,
         )
     config = uvicorn.Config(app, log_level="warning", access_log=False)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import httpx
 import typer
 
 from focuscrawl.cli.common import engine_from, settings_from
 from focuscrawl.corpus import corpus_dir
+from focuscrawl.crawler.fetch import FetchConfig, Fetcher, fetch_page
 from focuscrawl.crawler.parse import parse_html
 from focuscrawl.database import execute
 from focuscrawl.errors import ConfigError, TaxonomyError
@@ -104,16 +104,18 @@ def unmark(
         typer.echo(f"unmarked: {path}")
 
 
-def _read_page(ref: str, proxy: str | None) -> tuple[str, str]:
-    """Title and text of a URL (fetched through the proxy) or a local file."""
+def _read_page(ref: str, fetch: FetchConfig) -> tuple[str, str]:
+    """Title and text of a URL (fetched as the crawler fetches: through the proxy, or
+    from public addresses only) or a local file."""
     if ref.startswith(("http://", "https://")):
+        fetcher = Fetcher(fetch, public_only=fetch.proxy is None)
         try:
-            with httpx.Client(proxy=proxy, timeout=10.0, follow_redirects=True) as client:
-                response = client.get(ref)
-                response.raise_for_status()
-        except httpx.HTTPError as exc:
-            raise TaxonomyError(f"cannot fetch {ref}: {exc}") from exc
-        page = parse_html(response.content, str(response.url), response.charset_encoding)
+            result = fetch_page(fetcher, ref)
+        finally:
+            fetcher.close()
+        if result.status != 200:
+            raise TaxonomyError(f"cannot fetch {ref}: {result.error or f'HTTP {result.status}'}")
+        page = parse_html(result.body, result.url, result.charset)
         return page.title, page.text
     path = Path(ref)
     try:
@@ -155,7 +157,7 @@ def suggest(
             raise ConfigError(f"cannot read {file}: {exc.strerror}") from exc
     if not refs:
         raise ConfigError("name pages to suggest from, or use --file F")
-    settings = settings_from(ctx, {"proxy": proxy})
+    fetch = FetchConfig.from_settings(settings_from(ctx, {"proxy": proxy}))
     engine = engine_from(ctx)
     with engine.connect() as connection:
         tree = load_tree(connection)
@@ -163,7 +165,7 @@ def suggest(
     stored.check_tree(tree)
     visits: dict[int, int] = {}
     for ref in refs:
-        title, text = _read_page(ref, settings.proxy)
+        title, text = _read_page(ref, fetch)
         scores = stored.model.score([document_text(title, text)])
         leaf = int(scores.best_leaf()[0])
         typer.echo(f"{ref}  {title[:60]!r}")

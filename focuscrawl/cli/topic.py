@@ -41,7 +41,7 @@ def new(
     """Place NAME in the shipped background taxonomy with your examples, mark it good,
     train, and print the suggested seeds (the examples' URLs and their out-links)."""
     settings = settings_from(ctx)
-    fetch = FetchConfig(user_agent=str(settings.user_agent), proxy=settings.proxy)
+    fetch = FetchConfig.from_settings(settings)
     good_examples = read_examples(good, fetch)
     bad_examples = read_examples(bad or [], fetch)
     engine = engine_from(ctx)

@@ -5,9 +5,11 @@ live view and the report use (``monitor/dashboard``, ``report_relevance_by_fetch
 ``monitor/next_urls``, ``monitor/frontier``, ``monitor/errors``, the distiller's
 ``top_hubs`` and ``top_authorities``, the label suggestions). Actions (``POST``) change
 the database only through the library functions the CLI calls (``label``, ``set_good``,
-``save_scope``), and only with the console's token in an ``Authorization: Bearer``
-header: a header, not a cookie, so another site's page cannot act through the browser.
-The page itself reads the token from its URL's fragment, which browsers never send.
+``save_scope``). Every ``/api`` request, read or action, needs the console's token in an
+``Authorization: Bearer`` header: a header, not a cookie, so another site's page cannot
+read or act through the browser. The page itself (no data in it) reads the token from
+its URL's fragment, which browsers never send. ``/metrics`` needs the token too unless
+the console listens on loopback only (Prometheus sends it as a bearer token).
 
 Handlers are plain functions: Starlette runs them in its thread pool, so a slow query
 never blocks the event loop. ``/metrics`` serves :class:`focuscrawl.metrics.CrawlMetrics`.
@@ -22,14 +24,17 @@ from typing import Any
 
 import sqlalchemy as sa
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, ConfigDict, ValidationError
 from sqlalchemy.engine import Engine
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Send
+from starlette.types import Scope as Scope_
 
 from focuscrawl.crawler.scope import Scope, load_scope, save_scope
 from focuscrawl.dashboard import Watch, snapshot
@@ -214,9 +219,10 @@ class Console:
             generate_latest(self.crawl_metrics.registry), media_type=CONTENT_TYPE_LATEST
         )
 
-    # -- actions (token required) ----------------------------------------------------------
+    # -- actions ----------------------------------------------------------------------------
 
-    def _allowed(self, request: Request) -> bool:
+    def allowed(self, request: Request) -> bool:
+        """Whether the request carries the console's token."""
         given = request.headers.get("authorization", "")
         scheme, _, value = given.partition(" ")
         return scheme.lower() == "bearer" and secrets.compare_digest(
@@ -224,11 +230,6 @@ class Console:
         )
 
     async def _act(self, request: Request, action: Any) -> Response:
-        if not self._allowed(request):
-            return JSONResponse(
-                {"error": "this action needs the console's token (Authorization: Bearer ...)"},
-                status_code=401,
-            )
         try:
             body = await request.json()
         except ValueError:
@@ -274,13 +275,86 @@ class Console:
             unknown = set(body) - known - {"clear"}
             if unknown:
                 raise ValueError(f"unknown scope fields: {', '.join(sorted(unknown))}")
+            change = _checked(ScopeChange, body)
             with self.engine.connect() as connection:
-                scope = Scope() if body.get("clear") else load_scope(connection)
-            scope = scope.merged(**{k: v for k, v in body.items() if k in known})
+                scope = Scope() if change.clear else load_scope(connection)
+            given = change.model_dump(exclude={"clear"}, exclude_unset=True)
+            scope = scope.merged(**given)
             save_scope(self.engine, scope)
             return {"scope": scope.as_dict(), "lines": scope.describe()}
 
         return await self._act(request, run)
+
+
+class ScopeChange(BaseModel):
+    """The body of ``POST /api/scope``: the fields of ``crawl scope set``, each of its
+    JSON type (a list of strings, a whole number), checked before anything changes."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    allow_domains: list[str] | None = None
+    deny_domains: list[str] | None = None
+    include: list[str] | None = None
+    exclude: list[str] | None = None
+    max_depth: int | None = None
+    max_pages_per_site: int | None = None
+    clear: bool = False
+
+
+def _checked(model: type[ScopeChange], body: dict[str, Any]) -> ScopeChange:
+    """``body`` as ``model``, or a ValueError naming the first field that is not of its
+    type, in one line."""
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise ValueError(f"{where}: {error['msg'].lower()}") from None
+
+
+class _TokenGuard:
+    """Every ``/api`` request needs the console's token, and ``/metrics`` too unless it is
+    open (the console listens on loopback): 401 with one line of JSON otherwise."""
+
+    def __init__(self, app: ASGIApp, console: Console, open_metrics: bool) -> None:
+        self.app = app
+        self.console = console
+        self.open_metrics = open_metrics
+
+    async def __call__(self, scope: Scope_, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = scope["path"]
+            guarded = path.startswith("/api/") or (path == "/metrics" and not self.open_metrics)
+            if guarded and not self.console.allowed(Request(scope)):
+                what = "the metrics need" if path == "/metrics" else "this needs"
+                response = JSONResponse(
+                    {"error": f"{what} the console's token (Authorization: Bearer ...)"},
+                    status_code=401,
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class _HostGuard:
+    """Requests whose Host header names another host than ``hosts`` get 400 (a page of
+    another site cannot reach a loopback console by DNS rebinding). Unlike Starlette's
+    TrustedHostMiddleware it reads an IPv6 literal's brackets (``[::1]:8765``)."""
+
+    def __init__(self, app: ASGIApp, hosts: tuple[str, ...]) -> None:
+        self.app = app
+        self.hosts = {h.lower().strip("[]") for h in hosts}
+
+    async def __call__(self, scope: Scope_, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket") and "*" not in self.hosts:
+            given = Headers(scope=scope).get("host", "").lower()
+            host = given[1:].partition("]")[0] if given.startswith("[") else given.partition(":")[0]
+            if host not in self.hosts:
+                await PlainTextResponse("Invalid host header", status_code=400)(
+                    scope, receive, send
+                )
+                return
+        await self.app(scope, receive, send)
 
 
 async def _refused(request: Request, exc: Exception) -> Response:
@@ -290,15 +364,21 @@ async def _refused(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": str(unreachable(exc))}, status_code=503)
 
 
-def create_app(engine: Engine, token: str, hosts: tuple[str, ...] = LOOPBACK) -> Starlette:
+def create_app(
+    engine: Engine, token: str, hosts: tuple[str, ...] = LOOPBACK, open_metrics: bool = True
+) -> Starlette:
     """The console's ASGI app. Requests naming another Host than ``hosts`` are refused
-    (a page of another site cannot reach a loopback console by DNS rebinding)."""
+    (a page of another site cannot reach a loopback console by DNS rebinding); every
+    ``/api`` request needs ``token``, and ``/metrics`` too unless ``open_metrics``."""
     console = Console(engine, token)
     routes = [
         Route(path, getattr(console, handler), methods=[method])
         for method, path, handler in ENDPOINTS
     ]
-    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))]
+    middleware = [
+        Middleware(_HostGuard, hosts=hosts),
+        Middleware(_TokenGuard, console=console, open_metrics=open_metrics),
+    ]
     handlers = {
         FocuscrawlError: _refused,
         sa.exc.OperationalError: _refused,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -89,6 +90,11 @@ class CrawlConfig:
     max_pages_per_site: int = 100_000
     max_segment_repeats: int = 3
     robots_ttl_seconds: float = 86_400.0
+    #: caps on what a site may ask for (the settings reference's "What a remote server
+    #: can ask for"): robots.txt's Crawl-delay, size and redirects
+    max_crawl_delay: float = default_of("max_crawl_delay")
+    max_robots_bytes: int = default_of("max_robots_bytes")
+    max_robots_redirects: int = default_of("max_robots_redirects")
     allow_private_hosts: bool = default_of("allow_private_hosts")
     #: stop when nothing is left to do for this long (seconds); None: wait for work forever
     idle_exit_seconds: float | None = 5.0
@@ -126,7 +132,10 @@ class CrawlConfig:
             "threads": int(settings.threads),
             "host_delay": float(settings.host_delay),
             "allow_private_hosts": bool(settings.allow_private_hosts),
-            "fetch": FetchConfig(user_agent=str(settings.user_agent), proxy=settings.proxy),
+            "max_crawl_delay": float(settings.max_crawl_delay),
+            "max_robots_bytes": int(settings.max_robots_bytes),
+            "max_robots_redirects": int(settings.max_robots_redirects),
+            "fetch": FetchConfig.from_settings(settings),
         }
         values.update({name: value for name, value in options.items() if value is not None})
         if options.get("backlog_share") is None:  # not given: by the crawl's host delay
@@ -138,17 +147,32 @@ class CrawlConfig:
         return self.estimate or self.mode.estimate
 
     def check(self) -> None:
-        if self.threads < 1 or self.threads > 512:
-            raise ConfigError("--threads must be between 1 and 512")
-        if self.host_delay < 0:
-            raise ConfigError("host_delay must not be negative")
-        if self.max_pages is not None and self.max_pages < 1:
-            raise ConfigError("--max-pages must be at least 1")
-        if self.max_tries < 1:
-            raise ConfigError("max_tries must be at least 1")
-        if self.max_backlog is not None and self.max_backlog < 1:
-            raise ConfigError("--max-backlog must be at least 1")
-        if not 0.0 <= self.backlog_share <= 1.0:
-            raise ConfigError("--backlog-share must be between 0 and 1")
-        if not 0.0 <= self.revisit_share <= 1.0:
-            raise ConfigError("--revisit-share must be between 0 and 1")
+        """A ConfigError naming the first value out of its range (NaN and infinity are
+        out of every range): a crawl must not start on a value that would stall it or
+        poison the database for later crawls (an infinite host delay stored as a
+        site's next request time)."""
+        _within("--threads", self.threads, 1, 512)
+        _within("host_delay", self.host_delay, 0.0, 3600.0)
+        if self.max_pages is not None:
+            _within("--max-pages", self.max_pages, 1)
+        _within("--lease-seconds", self.lease_seconds, 1.0, 7 * 86_400.0)
+        _within("max_tries", self.max_tries, 1)
+        _within("--max-depth", self.max_depth, 0, 32_767)  # priority is a smallint
+        if self.idle_exit_seconds is not None:
+            _within("--idle-exit", self.idle_exit_seconds, 0.0, 86_400.0 * 365)
+        if self.revisit_after_seconds is not None:
+            _within("--revisit-after", self.revisit_after_seconds, 0.0, 86_400.0 * 3650)
+        if self.max_backlog is not None:
+            _within("--max-backlog", self.max_backlog, 1)
+        _within("--backlog-share", self.backlog_share, 0.0, 1.0)
+        _within("--revisit-share", self.revisit_share, 0.0, 1.0)
+        _within("--warc-max-size", self.warc_max_bytes, 1)
+        _within("max_crawl_delay", self.max_crawl_delay, 0.0, 86_400.0)
+
+
+def _within(name: str, value: float, low: float, high: float | None = None) -> None:
+    """A ConfigError unless ``low <= value <= high`` (None: no upper bound)."""
+    if low <= value <= (math.inf if high is None else high):  # NaN is in no range
+        return
+    bounds = f"at least {low:g}" if high is None else f"between {low:g} and {high:g}"
+    raise ConfigError(f"{name} must be {bounds}, not {value}")

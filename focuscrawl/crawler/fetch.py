@@ -15,15 +15,18 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urljoin
 
 import httpcore
 
 from focuscrawl.crawler.network import PrivateAddress, PublicOnlyBackend
 from focuscrawl.crawler.warc import Exchange
 from focuscrawl.errors import ConfigError
-from focuscrawl.settings import default_of
+from focuscrawl.settings import Settings, default_of
 
-__all__ = ["FetchConfig", "FetchResult", "Fetcher"]
+__all__ = ["REDIRECTS", "FetchConfig", "FetchResult", "Fetcher", "fetch_page"]
+
+REDIRECTS = (301, 302, 303, 307, 308)
 
 #: idle keep-alive connections are closed after this long (as httpx does)
 KEEPALIVE_EXPIRY_S = 5.0
@@ -39,6 +42,16 @@ class FetchConfig:
     max_bytes: int = 10 * 1024 * 1024
     #: idle keep-alive connections each worker thread keeps (it has one request in flight)
     keepalive_per_thread: int = 4
+    #: the longest Retry-After honoured (a longer one counts as this)
+    max_retry_after: float = default_of("max_retry_after")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> FetchConfig:
+        return cls(
+            user_agent=str(settings.user_agent),
+            proxy=settings.proxy,
+            max_retry_after=float(settings.max_retry_after),
+        )
 
 
 @dataclass
@@ -86,13 +99,11 @@ def _decoder(encoding: str) -> zlib._Decompress | None:
     return None
 
 
-#: the longest Retry-After honoured (a day)
-MAX_RETRY_AFTER_S = 86_400.0
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+def retry_after_seconds(
+    value: str | None, now: float | None = None, cap: float = default_of("max_retry_after")
+) -> float | None:
     """Seconds a ``Retry-After`` asks to wait: a number of seconds or an HTTP date
-    (RFC 9110, 10.2.3), within 0 and a day; None when absent or unreadable."""
+    (RFC 9110, 10.2.3), within 0 and ``cap``; None when absent or unreadable."""
     if value is None:
         return None
     value = value.strip()
@@ -108,7 +119,7 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
         seconds = when.timestamp() - (time.time() if now is None else now)
     if seconds != seconds:  # NaN
         return None
-    return max(0.0, min(seconds, MAX_RETRY_AFTER_S))
+    return max(0.0, min(seconds, cap))
 
 
 class Fetcher:
@@ -218,7 +229,9 @@ class Fetcher:
                 result.etag = fields.get("etag")
                 result.last_modified = fields.get("last-modified")
                 result.x_robots_tag = fields.get("x-robots-tag")
-                result.retry_after = retry_after_seconds(fields.get("retry-after"))
+                result.retry_after = retry_after_seconds(
+                    fields.get("retry-after"), cap=self.config.max_retry_after
+                )
                 proxy_error = fields.get("proxy-status", "")
                 if response.status == 502 and "error=" in proxy_error:
                     # the proxy could not reach the origin: a network failure, not a page
@@ -288,6 +301,21 @@ class Fetcher:
             if len(out) > limit:
                 raise _TooLarge
         return bytes(out)
+
+
+def fetch_page(fetcher: Fetcher, url: str, max_redirects: int = 5) -> FetchResult:
+    """A page a person named (an example, a page to route down the taxonomy), fetched
+    with the crawler's own client: its redirects followed hop by hop, each through
+    ``fetcher`` and so checked as the crawler checks its requests (public addresses
+    only, unless a proxy resolves the hosts). ``result.url`` is where it ended; past
+    ``max_redirects`` hops the error is ``too_many_redirects``."""
+    for _ in range(max_redirects + 1):
+        result = fetcher.fetch(url)
+        if result.status not in REDIRECTS or not result.location:
+            return result
+        url = urljoin(url, result.location)
+    result.error = "too_many_redirects"
+    return result
 
 
 def _exchange(

@@ -8,7 +8,7 @@ import hashlib
 from urllib.parse import urlsplit
 
 from focuscrawl.crawler.config import CrawlConfig, Mode
-from focuscrawl.crawler.fetch import FetchResult
+from focuscrawl.crawler.fetch import REDIRECTS, FetchResult
 from focuscrawl.crawler.parse import absolute_url, parse_html
 from focuscrawl.crawler.robots import header_directives
 from focuscrawl.crawler.sniff import sniff
@@ -18,7 +18,6 @@ from focuscrawl.schema import DocState
 __all__ = ["HTML_TYPES", "REDIRECTS", "guard", "link_state", "outcome_of", "retry_or_fail"]
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
-REDIRECTS = (301, 302, 303, 307, 308)
 
 
 def guard(claim: Claim, config: CrawlConfig) -> str | None:

@@ -27,10 +27,10 @@ import psycopg2
 from sqlalchemy.engine import Engine
 
 from focuscrawl.crawler.config import CrawlConfig
-from focuscrawl.crawler.fetch import Fetcher
+from focuscrawl.crawler.fetch import REDIRECTS, Fetcher, FetchResult
 from focuscrawl.crawler.leases import SITE_LEASE_S, Lease, LeaseShelf
 from focuscrawl.crawler.parse import absolute_url
-from focuscrawl.crawler.policy import REDIRECTS, guard, outcome_of, retry_or_fail
+from focuscrawl.crawler.policy import guard, outcome_of, retry_or_fail
 from focuscrawl.crawler.politeness import HostScheduler
 from focuscrawl.crawler.robots import RobotsCache
 from focuscrawl.crawler.scope import Scope, load_scope
@@ -44,13 +44,13 @@ from focuscrawl.database import (
     ensure_branch,
     retry_until_done,
 )
-from focuscrawl.errors import ConfigError, DatabaseError
+from focuscrawl.errors import ConfigError, DatabaseError, InvalidURL
 from focuscrawl.metrics import CrawlerMetrics
 from focuscrawl.notify import PAGES_SCORED, Listener
 from focuscrawl.queries import Prepared, prepared, queries
 from focuscrawl.schema import DocState
 from focuscrawl.shards import Layout, ShardMap
-from focuscrawl.urls import oid_bucket
+from focuscrawl.urls import host_bucket, host_of, normalize_url, oid_bucket, oid_of
 
 __all__ = ["CrawlStats", "Crawler"]
 
@@ -91,9 +91,8 @@ RELEASE_EVERY_S = 0.1
 #: a free crawl (not lockstep) that has waited this long for a classifier with no page
 #: scored crawls on without waiting (and says so), until a classifier scores again
 CLASSIFIER_WAIT_S = 3.0
-#: redirects of a robots.txt followed (RFC 9309: at least five); past them, or to
-#: nowhere, the file counts as unavailable, like a 4xx: everything is allowed
-MAX_ROBOTS_REDIRECTS = 5
+#: a host another process holds is skipped by this process's claims for this long
+ELSEWHERE_S = 5.0
 #: statements run for every page, prepared on each worker connection (planned once)
 PER_PAGE_STATEMENTS = ("acquire_site",)
 
@@ -169,7 +168,12 @@ class Crawler:
         self._warc_error: str | None = None
         recorder = self._record if self.warc is not None else None
         self.fetcher = Fetcher(config.fetch, public_only=public_only, recorder=recorder)
-        self.robots = RobotsCache(config.fetch.user_agent)
+        self.robots = RobotsCache(config.fetch.user_agent, config.max_crawl_delay)
+        #: hosts another process holds, skipped by claims until a time (monotonic)
+        self._elsewhere: dict[int, float] = {}
+        self._next_lease_scan = 0.0  # when leased_sites may be read again (monotonic)
+        #: robots.txt redirects under way: by site, the next hop and the hops so far
+        self._robots_hops: dict[int, tuple[str, int]] = {}
         self.scheduler = HostScheduler()
         self.leases = LeaseShelf()  # host leases kept between requests, no worker on them
         # a lockstep round is written whole, when it is over (_round_done)
@@ -573,11 +577,12 @@ class Crawler:
         cap = self._site_cap()
         # a claim bound per site may come short with URLs left: only none found backs off
         self._frontier_short = len(rows) < batch and (cap >= batch or not rows)
+        elsewhere = self._held_elsewhere(rows)
         give_back = []
         for row in rows:
             self._claims += 1
             claim = replace(Claim(*row), seq=self._claims)
-            if self.scheduler.queued_for(claim.sid) >= cap:
+            if claim.sid in elsewhere or self.scheduler.queued_for(claim.sid) >= cap:
                 give_back.append(claim.oid)  # this host could not be served before the lease ends
             else:  # a host this process asked last waits out its delay here
                 self.scheduler.add(claim, not_before=self.leases.free_at(claim.sid))
@@ -601,6 +606,7 @@ class Crawler:
         cap = self._site_cap()
         full, room = self.scheduler.rooms(cap)
         self._skipped_sites = len(full)
+        full += self._skipped_elsewhere(time.monotonic())
         # a site with URLs queued is asked for no more than it has room for
         params = claim_params(batch - revisits, lease, cap, full, room)
         with self.metrics.claim_seconds.time():
@@ -724,7 +730,10 @@ class Crawler:
         """Give back the leases on the shelf that are kept no more (LeaseShelf.due)."""
         due = self.leases.due(now, self.scheduler.in_use())
         if due:
-            self._release(due)
+            try:
+                self._release(due)
+            finally:
+                self.leases.released(lease.sid for lease in due)
 
     def _lease_of(self, claim: Claim) -> Lease | None:
         """The lease of ``claim``'s host: off the shelf when this process keeps it, else
@@ -742,18 +751,65 @@ class Crawler:
             return lease
         params = {"sid": claim.sid, "bucket": oid_bucket(claim.oid), "lease_seconds": SITE_LEASE_S}
         rows = self._sql("acquire_site", params, fetch=True)
+        if rows and not rows[0][0] and rows[0][7] and not self.leases.releasing(claim.sid):
+            self._leased_elsewhere(claim)
+            return None
         if not rows or not rows[0][0]:
             self.scheduler.retry(claim, float(rows[0][6]) if rows else OUTAGE_RETRY_S)
             return None
-        _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
+        _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _, _ = rows[0]
         return Lease(
             claim,
-            delay=max(self.config.host_delay, crawl_delay or 0.0),
+            delay=max(self.config.host_delay, self._capped(crawl_delay)),
             acquired_at=time.monotonic(),
             robots_txt=robots_txt,
             robots_stale=bool(robots_stale),
             pages_taken=pages_taken,
         )
+
+    def _leased_elsewhere(self, claim: Claim) -> None:
+        """Another process holds ``claim``'s host (or held it when it died: its lease
+        runs out within SITE_LEASE_S): the URL and every URL of the host queued here go
+        back to the frontier at once, and
+        claims skip the host for ELSEWHERE_S, so that the crawl's budget and its queue
+        go to hosts it may ask now (a crawler restarted after a crash had claimed
+        nothing but the dead process's hosts for two minutes)."""
+        with self._lock:
+            self._elsewhere[claim.sid] = time.monotonic() + ELSEWHERE_S
+        self._release_claims([c.oid for c in self.scheduler.forget(claim)])
+
+    def _held_elsewhere(self, rows: list[tuple[Any, ...]]) -> set[int]:
+        """The sites of claimed ``rows`` that another process holds now: their URLs go
+        back to the frontier, and claims skip them for ELSEWHERE_S. The first such site
+        in ELSEWHERE_S has every site held elsewhere read at once, so that a crawl
+        restarted beside a dead process's leases reaches the hosts it may ask in a
+        claim or two, not one host a claim."""
+        ours = self.leases.kept() | self.scheduler.busy()
+        sites = {row[2]: oid_bucket(row[0]) for row in rows if row[2] not in ours}
+        if not sites:
+            return set()
+        params = {"sids": list(sites), "buckets": sorted(set(sites.values()))}
+        held = {sid for (sid,) in self._sql("sites_leased", params, fetch=True)}
+        now = time.monotonic()
+        if held and now >= self._next_lease_scan:
+            self._next_lease_scan = now + ELSEWHERE_S
+            everywhere = {sid for (sid,) in self._sql("leased_sites", {}, fetch=True)}
+        else:
+            everywhere = held
+        # less what a worker took meanwhile (it is on a site before it acquires)
+        everywhere -= self.leases.kept() | self.scheduler.busy()
+        if everywhere:
+            with self._lock:
+                self._elsewhere.update(dict.fromkeys(everywhere, now + ELSEWHERE_S))
+        return held & everywhere
+
+    def _skipped_elsewhere(self, now: float) -> list[int]:
+        """The hosts claims skip now, as another process holds them."""
+        with self._lock:
+            over = [sid for sid, until in self._elsewhere.items() if until <= now]
+            for sid in over:
+                del self._elsewhere[sid]
+            return list(self._elsewhere)
 
     def _finish(self, outcome: Outcome) -> None:
         with self._lock:
@@ -822,6 +878,8 @@ class Crawler:
             lease.requested(time.monotonic())
             if error is None:
                 lease.robots_txt, lease.robots_stale, lease.again = robots_txt, False, True
+            elif error == "redirected":  # the next hop in the host's next turn
+                lease.again = True
             elif error == "private_address":
                 self._finish(Outcome(claim, DocState.EXCLUDED, error=error))
             else:
@@ -837,21 +895,31 @@ class Crawler:
             self._finish(self._bounded(outcome_of(claim, result, self.config, self.robots.agent)))
 
     def _fetch_robots(self, claim: Claim) -> tuple[str | None, float | None, str | None]:
-        """Fetch and store the robots.txt of ``claim``'s host: (text, Crawl-delay, None),
-        or (None, None, the fetch's error class) when it could not be had."""
+        """One request for the robots.txt of ``claim``'s host, and its rules stored when
+        it came: (text, Crawl-delay, None); (None, None, "redirected") when it redirects
+        (the next hop is asked in the host's next turn, so each hop is spaced by the
+        host's delay, and one to another host waits for that host's own turn); or (None,
+        None, the fetch's error class) when it could not be had. Past
+        ``max_robots_redirects`` hops, or a redirect to nowhere, the file counts as
+        unavailable, like a 4xx: everything is allowed (RFC 9309)."""
         parts = urlsplit(claim.url)
-        url = f"{parts.scheme}://{parts.netloc}/robots.txt"
-        result = self.fetcher.fetch(url)
-        # many sites redirect it (http to https, to www.): follow, as RFC 9309 asks
-        for _ in range(MAX_ROBOTS_REDIRECTS):
-            target = result.location if result.status in REDIRECTS else None
-            url = (absolute_url(url, target) or "") if target else ""
-            if not url:
-                break
-            result = self.fetcher.fetch(url)
+        home = f"{parts.scheme}://{parts.netloc}/robots.txt"
+        url, hops = self._robots_hops.get(claim.sid, (home, 0))
+        elsewhere = host_of(url) != host_of(home)
+        result = self._fetch_elsewhere(url) if elsewhere else self.fetcher.fetch(url)
+        if result is None:  # that host's turn has not come: try in our next turn
+            return None, None, "redirected"
         status = result.status
+        target = result.location if status in REDIRECTS else None
+        if target and hops < self.config.max_robots_redirects:
+            following = absolute_url(url, target)
+            if following:
+                self._robots_hops[claim.sid] = (following, hops + 1)
+                return None, None, "redirected"
+        self._robots_hops.pop(claim.sid, None)
         if status == 200:
-            text = result.body.decode("utf-8", errors="replace")[:500_000]
+            body = result.body[: self.config.max_robots_bytes]
+            text = body.decode("utf-8", errors="replace")
         elif status is not None and status != 429 and (400 <= status < 500 or status in REDIRECTS):
             # none, or redirected past the limit or to nowhere: everything is allowed (a
             # 429, too many requests, is the server's trouble, as a 5xx is: retried)
@@ -869,3 +937,39 @@ class Crawler:
         }
         self._sql("store_robots", params)
         return text, crawl_delay, None
+
+    def _fetch_elsewhere(self, url: str) -> FetchResult | None:
+        """Fetch ``url`` of another host than the one whose lease the worker holds (a
+        robots.txt redirected there), under that host's own lease and delay, as any
+        request to it: None when the host may not be asked now."""
+        try:
+            target = normalize_url(url)
+        except InvalidURL:
+            return FetchResult(url, error="bad_url")
+        host = host_of(target)
+        rows = self._sql("upsert_sites", {"hosts": [host]}, fetch=True)
+        sid = next((row[0] for row in rows if row[1] == host), None)
+        if sid is None:  # the database was unreachable while the crawler stopped
+            return None
+        claim = Claim(oid_of(target), target, sid, 0, 0)
+        lease = self.leases.take(sid)
+        if lease is None:
+            params = {"sid": sid, "bucket": host_bucket(host), "lease_seconds": SITE_LEASE_S}
+            got = self._sql("acquire_site", params, fetch=True)
+            if not got or not got[0][0]:
+                return None
+            delay = max(self.config.host_delay, self._capped(got[0][3]))
+            lease = Lease(claim, delay=delay, acquired_at=time.monotonic())
+        elif lease.free_at > time.monotonic():
+            self.leases.put(lease)
+            return None
+        try:
+            return self.fetcher.fetch(url)
+        finally:
+            lease.requested(time.monotonic())
+            self.leases.put(lease)  # given back when due, as every lease kept
+
+    def _capped(self, crawl_delay: float | None) -> float:
+        """A site's Crawl-delay as the crawl honours it: at most max_crawl_delay (a value
+        stored by an older version may exceed it)."""
+        return min(crawl_delay or 0.0, self.config.max_crawl_delay)

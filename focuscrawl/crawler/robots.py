@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import math
 import threading
 
 from protego import Protego
+
+from focuscrawl.settings import default_of
 
 __all__ = ["RobotsCache", "header_directives"]
 
@@ -39,8 +42,11 @@ def header_directives(value: str | None, agent: str) -> set[str]:
 class RobotsCache:
     """Parsed rules by site id; the database holds the text and its expiry."""
 
-    def __init__(self, user_agent: str) -> None:
+    def __init__(
+        self, user_agent: str, max_crawl_delay: float = default_of("max_crawl_delay")
+    ) -> None:
         self.agent = user_agent.split("/", 1)[0]
+        self.max_crawl_delay = max_crawl_delay
         self._rules: dict[int, tuple[str, Protego]] = {}
         self._lock = threading.Lock()
 
@@ -60,7 +66,14 @@ class RobotsCache:
         return bool(self.rules(sid, robots_txt).can_fetch(url, self.agent))
 
     def crawl_delay(self, sid: int, robots_txt: str | None) -> float | None:
+        """The Crawl-delay for our agent, at most ``max_crawl_delay``; None when none is
+        given, or when it is no finite, non-negative number (``1e999``, ``nan``)."""
         if not robots_txt:
             return None
-        delay = self.rules(sid, robots_txt).crawl_delay(self.agent)
-        return float(delay) if delay is not None else None
+        try:
+            delay = self.rules(sid, robots_txt).crawl_delay(self.agent)
+        except (ValueError, OverflowError):
+            return None
+        if delay is None or not math.isfinite(float(delay)) or float(delay) < 0:
+            return None
+        return min(float(delay), self.max_crawl_delay)

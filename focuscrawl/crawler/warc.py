@@ -9,6 +9,8 @@ are named as Heritrix names them, ``PREFIX-TIMESTAMP17-SERIAL-PID~HOST~PORT.warc
 carry ``.open`` while written, start with a ``warcinfo`` record, and rotate once they
 pass ``max_bytes``. Robots.txt fetches and redirects are exchanges too; a fetch that
 ended without a whole response (a timeout, a body past the size limit) is not recorded.
+A crawl writing into a directory first closes the ``.open`` files of crawlers of this
+machine that were killed (``close_orphans``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import socket
 import threading
 import time
+import zlib
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -28,8 +31,9 @@ from warcio.warcwriter import WARCWriter
 
 from focuscrawl import __version__
 from focuscrawl.errors import ConfigError
+from focuscrawl.pids import alive
 
-__all__ = ["DEFAULT_MAX_BYTES", "Exchange", "WarcFiles"]
+__all__ = ["DEFAULT_MAX_BYTES", "Exchange", "WarcFiles", "close_orphans"]
 
 DEFAULT_MAX_BYTES = 1_000_000_000  # Heritrix's default file size
 PREFIX = "FOCUSCRAWL"
@@ -50,6 +54,50 @@ class Exchange:
     response_headers: Headers
     body: bytes
     conditional: bool = False  # the request carried If-None-Match / If-Modified-Since
+
+
+def _whole_records(path: Path) -> int:
+    """The length of the file's leading whole gzip members (a record each): what a
+    writer killed in the middle of a record had finished."""
+    whole = seen = 0
+    member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    with path.open("rb") as stream:
+        while chunk := stream.read(1 << 20):
+            while chunk:
+                try:
+                    member.decompress(chunk)
+                except zlib.error:
+                    return whole
+                if not member.eof:
+                    seen += len(chunk)
+                    break
+                seen += len(chunk) - len(member.unused_data)
+                whole = seen
+                chunk = member.unused_data
+                member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    return whole
+
+
+def close_orphans(directory: Path) -> list[Path]:
+    """Close the ``.open`` files a crawler of this machine left when it was killed (its
+    PID, in the name, runs no more): each is cut after its last whole record and renamed
+    without ``.open``, as its writer would have. Returns the files closed."""
+    here = socket.gethostname().split(".")[0] or "localhost"
+    closed = []
+    for path in sorted(directory.glob("*.warc.gz.open")):
+        name = path.name.removesuffix(".open")
+        parts = name.removesuffix(".warc.gz").split("~")
+        pid = parts[0].rpartition("-")[2]
+        if len(parts) != 3 or parts[1] != here or not pid.isdigit() or alive(int(pid)):
+            continue
+        try:
+            with path.open("r+b") as stream:
+                stream.truncate(_whole_records(path))
+            os.replace(path, directory / name)
+        except OSError:
+            continue  # another crawler starting here closed it first
+        closed.append(directory / name)
+    return closed
 
 
 def _text(headers: Headers) -> list[tuple[str, str]]:
@@ -80,6 +128,7 @@ class WarcFiles:
             raise ConfigError(f"--warc {directory}: {exc.strerror or exc}") from None
         if not directory.is_dir() or not os.access(directory, os.W_OK | os.X_OK):
             raise ConfigError(f"--warc {directory}: not a directory this user can write to")
+        self.closed_orphans = close_orphans(directory)
         with self._lock:
             self._open()  # a directory that refuses files says so before the crawl starts
 

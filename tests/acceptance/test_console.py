@@ -25,6 +25,7 @@ from acceptance_helpers import (  # type: ignore[import-not-found]
 from prometheus_client.parser import text_string_to_metric_families
 from websockets.sync.client import ClientConnection, connect
 
+from focuscrawl.console.app import ENDPOINTS
 from tests.classifier.topics import write_tree_dir
 
 TOKEN = "console-test-token"
@@ -62,7 +63,9 @@ def console(db_url: str, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def api(console: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=console, timeout=30) as client:
+    """A client of the console that sends its token, as the page does."""
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=console, timeout=30, headers=auth) as client:
         yield client
 
 
@@ -181,6 +184,47 @@ def test_the_console_shows_the_crawl_and_its_label_button_labels(
     assert httpx.get(f"{console}/api/status", headers={"Host": "evil.example"}).status_code == 400
 
 
+def test_every_read_needs_the_token_and_the_metrics_stay_open_on_loopback(
+    console: str, api: httpx.Client
+) -> None:
+    reads = [path for method, path, _ in ENDPOINTS if method == "GET" and path.startswith("/api/")]
+    assert len(reads) >= 8
+    for path in reads:
+        for headers in ({}, {"Authorization": "Bearer wrong-token"}, {"Authorization": TOKEN}):
+            refused = httpx.get(f"{console}{path}", headers=headers, timeout=30)
+            assert refused.status_code == 401, (path, headers, refused.text)
+            assert "token" in refused.json()["error"]
+        assert api.get(path).status_code == 200, path
+    assert httpx.get(f"{console}/", timeout=30).status_code == 200  # the page holds no data
+    assert httpx.get(f"{console}/metrics", timeout=30).status_code == 200  # loopback only
+
+
+def test_a_console_beyond_loopback_guards_its_metrics_and_one_on_ipv6_loopback_answers(
+    db_url: str, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
+    env.update({"FOCUSCRAWL_HOME": str(tmp_path / "home"), "FOCUSCRAWL_CONSOLE_TOKEN": TOKEN})
+    command = [sys.executable, "-m", "focuscrawl", "--database-url", db_url, "console"]
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    for host, metrics_open in (("::1", True), ("0.0.0.0", False)):
+        process = subprocess.Popen(
+            [*command, "--host", host, "--port", "0"], env=env, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            assert process.stderr is not None
+            base = process.stderr.readline().strip().removeprefix("console: ").partition("/#")[0]
+            if host == "0.0.0.0":
+                base = base.replace("0.0.0.0", "127.0.0.1")
+            assert httpx.get(f"{base}/api/status", headers=auth, timeout=30).status_code == 200
+            assert httpx.get(f"{base}/api/status", timeout=30).status_code == 401
+            metrics = httpx.get(f"{base}/metrics", timeout=30).status_code
+            assert metrics == (200 if metrics_open else 401), (host, metrics)
+            assert httpx.get(f"{base}/metrics", headers=auth, timeout=30).status_code == 200
+        finally:
+            process.terminate()
+            process.communicate(timeout=30)
+
+
 def test_console_actions_check_their_input_and_change_only_what_they_say(
     cli: Any, db_url: str, tmp_path: Path, api: httpx.Client
 ) -> None:
@@ -209,6 +253,9 @@ def test_console_actions_check_their_input_and_change_only_what_they_say(
     for path, body, says in (
         ("/api/scope", {"exclude": ["("]}, "--exclude"),
         ("/api/scope", {"colour": "red"}, "unknown scope fields: colour"),
+        ("/api/scope", {"allow_domains": [5]}, "allow_domains.0: input should be a valid string"),
+        ("/api/scope", {"max_depth": "3"}, "max_depth: input should be a valid integer"),
+        ("/api/scope", {"include": "x"}, "include: input should be a valid list"),
         ("/api/good", {"category": "topics.nothing"}, "topics.nothing"),
         ("/api/label", {"urls": "x", "good": True}, "give"),
         ("/api/label", {"urls": ["http://sports.topics.example/no"], "good": True}, "not a page"),

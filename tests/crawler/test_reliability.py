@@ -20,8 +20,8 @@ from focuscrawl.embedded import EmbeddedServer
 from focuscrawl.queries import queries
 from focuscrawl.schema import DocState
 from focuscrawl.seeds import add_seeds
-from focuscrawl.webbox import WebBoxThread
-from focuscrawl.webbox.synthetic import SyntheticCorpus
+from focuscrawl.webbox import RequestLog, WebBox, WebBoxThread, iter_log
+from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 
 from .conftest import host_gaps, requested_pages, states
 
@@ -205,3 +205,58 @@ def test_postgres_down_for_ten_seconds_crawl_waits_and_resumes(
     finally:
         engine.dispose()
         server.down()
+
+
+def test_a_crawler_restarted_after_kill_9_crawls_other_hosts_at_once(
+    engine: sa.Engine, db_url: str, tmp_path: Path
+) -> None:
+    """A crawler killed holding site leases leaves them live for up to two minutes. A
+    crawler started at once must not spend them waiting: the frontier's top is URLs of
+    the dead process's hosts, yet hosts nobody holds have work, and it asks them within
+    5 s (it had made no request for 100-113 s)."""
+    corpus = SyntheticCorpus(SyntheticParams(pages=40_000, hosts=1_000, seed=7))
+    by_host: dict[int, list[int]] = {}
+    for page in range(corpus.params.pages):
+        by_host.setdefault(corpus.host_of(page), []).append(page)
+    heavy = sorted(by_host, key=lambda h: -len(by_host[h]))[:200]
+    light = [h for h in by_host if h not in heavy]
+    assert len(light) >= 700
+    # breadth-first takes seeds in the order they came: every page of the heavy hosts first
+    first_seeds = [corpus.url(p) for h in heavy for p in by_host[h]]
+    _seed(engine, first_seeds)
+    _seed(engine, [corpus.url(by_host[h][0]) for h in light])
+    log_path = tmp_path / "restart.log"
+    with WebBoxThread(WebBox(corpus, faults=False, log=RequestLog(log_path))) as box:
+        # at most 5 URLs of a site in hand (lease 20 s, delay 1 s) and 1,000 in all: the
+        # dead process's hosts keep most of their URLs in the frontier, and the hosts
+        # after them have never been asked
+        dead = _crawler(
+            db_url, box.proxy, "--host-delay", "1", "--threads", "16", "--lease-seconds", "20",
+            "--max-pages", "1000",
+        )  # fmt: skip
+        _wait_for(engine, "SELECT count(*) FROM doc WHERE state = 2", 150, timeout=60)
+        dead.send_signal(signal.SIGKILL)
+        dead.communicate(timeout=10)
+        killed = time.time()
+        with engine.connect() as connection:
+            held = connection.exec_driver_sql(
+                "SELECT count(DISTINCT s.sid) FROM site AS s JOIN doc AS d USING (sid) "
+                "WHERE s.lease_until > now() + interval '60 seconds' AND d.state = 0"
+            ).scalar()
+        # more hosts than a claim's worth (4 threads: 32), so a crawler that waits for
+        # them claims nothing else
+        assert held >= 40, f"the killed crawler held {held} hosts with work: no test"
+        started = time.time()
+        restarted = _crawler(db_url, box.proxy, "--host-delay", "1", "--threads", "4", "--quiet")
+        try:
+            first = None
+            while first is None and time.time() - started < 30:
+                time.sleep(0.2)
+                assert box.box.log is not None
+                box.box.log.flush()
+                first = next((when for when, *_ in iter_log(log_path) if when > killed), None)
+        finally:
+            restarted.kill()
+            restarted_out = restarted.communicate(timeout=10)
+    assert first is not None, f"the restarted crawler made no request in 30 s: {restarted_out}"
+    assert first - started < 5.0, f"its first request came {first - started:.1f} s after its start"

@@ -90,5 +90,7 @@ def test_a_backlog_share_outside_0_to_1_is_a_one_line_error(tmp_path: Path, shar
     config = CrawlConfig.from_settings(
         load_settings(env={"FOCUSCRAWL_HOME": str(tmp_path)}), backlog_share=share
     )
-    with pytest.raises(ConfigError, match=r"^--backlog-share must be between 0 and 1$"):
+    with pytest.raises(
+        ConfigError, match=rf"^--backlog-share must be between 0 and 1, not {share}$"
+    ):
         config.check()
