@@ -20,9 +20,11 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
-from focuscrawl.errors import CorpusError, InvalidURL
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
+
+from focuscrawl.errors import CorpusError, InvalidURL, first_invalid
 from focuscrawl.urls import host_of, normalize_url
 
 __all__ = [
@@ -118,6 +120,24 @@ def read_taxonomy(directory: Path) -> list[str]:
     return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _header_value(value: Any) -> Any:
+    """A number given as a header's value is its text (``"Content-Length": 12``)."""
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+class PageRecord(BaseModel):
+    """One line of ``pages.jsonl``, checked as it is read: a bad one is a CorpusError
+    naming its line and field. Lax where a corpus may be loose (``"status": "200"``, a
+    number as a header's value), strict where a value would mean nothing (a status out
+    of 100-599, a body that is no text)."""
+
+    url: str
+    status: Annotated[int, Field(ge=100, le=599)] = 200
+    headers: dict[str, Annotated[str, BeforeValidator(_header_value)]] = {}
+    body_file: Annotated[str, Field(min_length=1)] | None = None
+    body: str | None = None
+
+
 @dataclass(frozen=True)
 class _Entry:
     status: int
@@ -160,23 +180,21 @@ class StaticCorpus:
 
     def _add(self, line: str, where: str) -> None:
         try:
-            record = json.loads(line)
-            url = normalize_url(record["url"])
-            status = int(record.get("status", 200))
-            headers = tuple((str(k), str(v)) for k, v in dict(record.get("headers", {})).items())
-        except (ValueError, KeyError, TypeError, InvalidURL) as exc:
+            record = PageRecord.model_validate_json(line)
+            url = normalize_url(record.url)
+        except ValidationError as exc:
+            raise CorpusError(f"{where}: bad page record: {first_invalid(exc)}") from None
+        except InvalidURL as exc:
             raise CorpusError(f"{where}: bad page record: {exc}") from exc
-        body = record.get("body")
-        body_file = record.get("body_file")
+        body_file = record.body_file
         if body_file is not None and (
             Path(body_file).is_absolute() or ".." in Path(body_file).parts
         ):
             raise CorpusError(f"{where}: body_file must be a path inside the corpus")
         if url in self._pages:
             raise CorpusError(f"{where}: {url} is listed twice (as given or once normalised)")
-        self._pages[url] = _Entry(
-            status, headers, body_file, body.encode("utf-8") if isinstance(body, str) else None
-        )
+        body = record.body.encode("utf-8") if record.body is not None else None
+        self._pages[url] = _Entry(record.status, tuple(record.headers.items()), body_file, body)
         self._hosts.add(host_of(url))
 
     def page(self, url: str) -> Page | None:

@@ -16,6 +16,10 @@ translated at exactly one boundary each, with ``raise ... from exc``.
 
 from __future__ import annotations
 
+import json
+
+from pydantic import ValidationError
+
 __all__ = [
     "ConfigError",
     "CorpusError",
@@ -25,6 +29,7 @@ __all__ = [
     "InvalidURL",
     "SchemaError",
     "TaxonomyError",
+    "first_invalid",
 ]
 
 
@@ -63,3 +68,18 @@ class CorpusError(FocuscrawlError):
 
 class TaxonomyError(FocuscrawlError):
     """A topic tree or its example documents are malformed."""
+
+
+def first_invalid(exc: ValidationError) -> str:
+    """The first fault pydantic found, as one line: where (``headers."a b"``,
+    ``allow_domains.0``; a key that is no plain name is quoted, so a key holding a
+    line break cannot break the line) and why, in lower case."""
+    error = exc.errors()[0]
+    where = ".".join(
+        part if isinstance(part, str) and part.isidentifier() else json.dumps(part)
+        for part in error["loc"]
+    )
+    reason = error.get("ctx", {}).get("error")  # a validator's own ValueError
+    why = str(reason) if reason is not None else str(error["msg"])
+    why = " ".join((why[:1].lower() + why[1:]).split())
+    return f"{where}: {why}" if where else why

@@ -22,7 +22,7 @@ import platformdirs
 from annotated_types import Ge, Le
 from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
 
-from focuscrawl.errors import ConfigError
+from focuscrawl.errors import ConfigError, first_invalid
 
 __all__ = [
     "SETTINGS",
@@ -71,12 +71,9 @@ class Setting:
                 return self.adapter.validate_strings(value)
             return self.adapter.validate_python(value, strict=True)
         except ValidationError as exc:
-            error = exc.errors()[0]
-            why = str(error["ctx"]["error"]) if "error" in error.get("ctx", {}) else error["msg"]
             shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
             raise ConfigError(
-                f"{source}: {self.name} = {shown}: {why[0].lower()}{why[1:]} "
-                f"(accepted: {self.accepts})"
+                f"{source}: {self.name} = {shown}: {first_invalid(exc)} (accepted: {self.accepts})"
             ) from None
 
 

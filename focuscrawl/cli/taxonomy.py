@@ -158,14 +158,14 @@ def suggest(
     if not refs:
         raise ConfigError("name pages to suggest from, or use --file F")
     fetch = FetchConfig.from_settings(settings_from(ctx, {"proxy": proxy}))
+    pages_read = [(ref, *_read_page(ref, fetch)) for ref in refs]  # a bad one: before all
     engine = engine_from(ctx)
     with engine.connect() as connection:
         tree = load_tree(connection)
         stored = latest_model(connection)
     stored.check_tree(tree)
     visits: dict[int, int] = {}
-    for ref in refs:
-        title, text = _read_page(ref, fetch)
+    for ref, title, text in pages_read:
         scores = stored.model.score([document_text(title, text)])
         leaf = int(scores.best_leaf()[0])
         typer.echo(f"{ref}  {title[:60]!r}")

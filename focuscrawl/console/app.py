@@ -40,7 +40,7 @@ from focuscrawl.crawler.scope import Scope, load_scope, save_scope
 from focuscrawl.dashboard import Watch, snapshot
 from focuscrawl.database import execute, plain_value, unreachable
 from focuscrawl.distiller import latest_run, top
-from focuscrawl.errors import FocuscrawlError, TaxonomyError
+from focuscrawl.errors import FocuscrawlError, TaxonomyError, first_invalid
 from focuscrawl.evaluation.metrics import moving_average, thin
 from focuscrawl.labels import label, suggest
 from focuscrawl.metrics import CrawlMetrics
@@ -307,9 +307,7 @@ def _checked(model: type[ScopeChange], body: dict[str, Any]) -> ScopeChange:
     try:
         return model.model_validate(body)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        raise ValueError(f"{where}: {error['msg'].lower()}") from None
+        raise ValueError(first_invalid(exc)) from None
 
 
 class _TokenGuard:

@@ -14,6 +14,8 @@ Every fault has its own host, so a crawler meets it as it would a broken site:
 ``moved-robots.faults.example`` robots.txt 301s to robots.faults.example's
 ``looping-robots.faults.example`` robots.txt 302s to itself forever
 ``busy-robots.faults.example``  robots.txt answers 429 Too Many Requests
+``greedy-robots.faults.example`` robots.txt asks ``Crawl-delay: 1e300`` (not linked from
+                               the index: a crawl at any sane cap waits minutes for it)
 ``robots.faults.example``      robots.txt disallows ``/private/``, ``Crawl-delay: 2``;
                                ``/header/none`` says ``X-Robots-Tag: noindex, nofollow``,
                                ``/header/otherbot`` says it to another crawler only
@@ -177,8 +179,8 @@ def _trap(path: str, query: str) -> Response:
 
 def fault_robots(host: str) -> Response:
     """The robots.txt of a fault host: rules on robots., a redirect to them on
-    moved-robots., a redirect to itself on looping-robots., 429 on busy-robots., none
-    elsewhere."""
+    moved-robots., a redirect to itself on looping-robots., 429 on busy-robots., a
+    Crawl-delay of 1e300 s on greedy-robots., none elsewhere."""
     text = (("Content-Type", "text/plain; charset=utf-8"),)
     if host == f"robots.{DOMAIN}":
         return Response(200, text, ROBOTS.encode())
@@ -189,6 +191,8 @@ def fault_robots(host: str) -> Response:
         return Response(429, (*text, ("Retry-After", "1")), b"too many requests\n")
     if host == f"looping-robots.{DOMAIN}":
         return Response(302, (*text, ("Location", "/robots.txt")), b"moved\n")
+    if host == f"greedy-robots.{DOMAIN}":
+        return Response(200, text, b"User-agent: *\nCrawl-delay: 1e300\n")
     return Response(404, text, b"no robots.txt\n")
 
 
@@ -217,7 +221,7 @@ def fault_response(url: str) -> Response:
         return Response(code, headers, html_page(f"Status {code}", ""))
     if kind == "redirect":
         return _redirect(path)
-    if kind in ("robots", "moved-robots", "looping-robots", "busy-robots"):
+    if kind in ("robots", "moved-robots", "looping-robots", "busy-robots", "greedy-robots"):
         tags = {"/header/none": "noindex, nofollow", "/header/otherbot": "otherbot: noindex"}
         text = "<p>Crawlers may or may not read this.</p>"
         if path not in tags:

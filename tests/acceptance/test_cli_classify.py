@@ -61,6 +61,10 @@ def test_hand_made_tree_from_import_to_evaluation(cli, db_url: str, tmp_path: Pa
         assert done.returncode == 0, done.stderr
         via_proxy = cli("taxonomy", "suggest", seeds[0], "--proxy", proxy, env=env)
         assert "topics.sports.cycling  Pr=" in via_proxy.stdout, via_proxy.stderr
+        # with no proxy it fetches as the crawler does: no loopback or private address
+        direct = cli("taxonomy", "suggest", f"{proxy}/index.html", env=env)
+        assert direct.returncode == 2 and "private_address" in direct.stderr, direct.stderr
+        assert len(direct.stderr.strip().splitlines()) == 1
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=10)

@@ -6,10 +6,16 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import sqlalchemy as sa
 from acceptance_helpers import crawl_sports_in_rounds  # type: ignore[import-not-found]
+
+from focuscrawl.export import export
 
 
 def test_export_every_kind_as_jsonl_and_csv(
@@ -78,3 +84,32 @@ def test_export_every_kind_as_jsonl_and_csv(
         assert bad.returncode == 2 and says in bad.stderr, bad.stderr
         assert len(bad.stderr.strip().splitlines()) == 1 and bad.stdout == ""
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_an_export_killed_midway_leaves_a_file_the_next_export_removes(
+    db_url: str, engine: sa.Engine, tmp_path: Path
+) -> None:
+    """kill -9 in the middle of writing left ``.NAME.XXXX`` (7.5 MB in a real crawl) for
+    good: the next export to the same file removes what a dead export left, and nothing
+    a running one is writing."""
+    out = tmp_path / "fetched.jsonl"
+    writer = (
+        "import os, signal, sys\n"
+        "from focuscrawl import export as module\n"
+        "from focuscrawl.database import make_engine\n"
+        "def write(rows, fmt, stream):\n"
+        '    stream.write(\'{"url": "half a row\')\n'
+        "    stream.flush()\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "module._write = write\n"
+        "module.export(make_engine(sys.argv[1]), 'fetched', 'jsonl', module.Path(sys.argv[2]))\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", writer, db_url, str(out)], timeout=60)
+    assert killed.returncode == -signal.SIGKILL
+    (left,) = tmp_path.iterdir()
+    assert left.name.startswith(".fetched.jsonl.") and left.stat().st_size > 0
+    running = tmp_path / f".fetched.jsonl.{os.getpid()}.abcdefgh.partial"
+    running.write_text("a live export's rows")
+
+    assert export(engine, "fetched", "jsonl", out) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [running.name, "fetched.jsonl"]

@@ -150,3 +150,39 @@ def test_crawl_run_with_an_unwritable_warc_directory_stores_nothing(
     assert "--warc /proc/forbidden" in bad.stderr
     with engine.connect() as c:
         assert c.exec_driver_sql("SELECT count(*) FROM doc_fetch").scalar_one() == 0
+
+
+def test_the_next_crawl_closes_the_warc_file_a_killed_crawler_left_open(tmp_path: Path) -> None:
+    """A crawler killed with -9 leaves its file ``.open``; the next writer into the
+    directory closes it (cut after its last whole record, as a kill mid-record leaves
+    half a one) and leaves a live writer's file alone."""
+    out = tmp_path / "out"
+    writer = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from focuscrawl.crawler.warc import Exchange, WarcFiles\n"
+        "files = WarcFiles(Path(sys.argv[1]))\n"
+        "for n in range(3):\n"
+        "    files.record(Exchange(f'http://a.example/{n}', [(b'Host', b'a.example')],\n"
+        "        'HTTP/1.1', 200, 'OK', [(b'Content-Type', b'text/plain')], b'body %d' % n))\n"
+        "files._stream.flush()\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", writer, str(out)], timeout=60)
+    assert killed.returncode == -signal.SIGKILL
+    (left,) = out.iterdir()
+    assert left.name.endswith(".warc.gz.open")
+    with left.open("ab") as stream:  # half a record, as a kill in mid-write leaves
+        stream.write(b"\x1f\x8b\x08\x00" + os.urandom(40))
+    live = out / left.name.replace(f"-{left.name.split('-')[3].split('~')[0]}~", f"-{os.getpid()}~")
+    shutil.copy(left, live)  # the same, by a live process (this one): not touched
+
+    files = WarcFiles(out)
+    files.close()
+    closed = out / left.name.removesuffix(".open")
+    assert files.closed_orphans == [closed] and not left.exists() and live.exists()
+    assert HERITRIX.match(closed.name)
+    records = _records(closed)
+    assert [kind for kind, *_ in records] == ["warcinfo"] + ["response", "request"] * 3
+    assert [body for kind, _, _, body in records if kind == "response"][-1].endswith(b"body 2")
+    assert _warcio("check", str(closed)).returncode == 0

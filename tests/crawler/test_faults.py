@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+from pathlib import Path
+
 import sqlalchemy as sa
 
 from focuscrawl.schema import DocState
-from focuscrawl.webbox import WebBoxThread
+from focuscrawl.webbox import WebBoxThread, iter_log
 
 from .conftest import crawl
 
@@ -130,3 +133,59 @@ def test_spider_traps_stop_long_before_the_depth_bound(
     # pages already found (two links a page) are still fetched
     assert NEAR_DUPLICATES < len(calendar) <= 2 * NEAR_DUPLICATES + 2, calendar
     assert stats.fetched == len(fetched) < 40
+
+
+def _site(engine: sa.Engine, host: str) -> tuple[float | None, object]:
+    with engine.connect() as connection:
+        row = connection.exec_driver_sql(
+            "SELECT crawl_delay, next_fetch_at FROM site WHERE host = %(host)s", {"host": host}
+        ).one()
+    return row[0], row[1]
+
+
+def test_a_crawl_delay_past_the_cap_is_honoured_at_the_cap_and_poisons_nothing(
+    engine: sa.Engine, webbox: WebBoxThread
+) -> None:
+    """``Crawl-delay: 1e300`` stopped every crawler (a timestamp out of range), again
+    after each restart. Now it counts as max_crawl_delay, and a value an older version
+    stored is capped as it is read."""
+    host = f"greedy-robots.{F}"
+    options = {"max_crawl_delay": 0.5, "host_delay": 0.05, "idle_exit_seconds": 2.0}
+    stats = crawl(engine, webbox.proxy, [f"http://{host}/public/1"], max_depth=0, **options)
+    assert (stats.fetched, stats.failed) == (1, 0)
+    assert _site(engine, host)[0] == 0.5
+    with engine.begin() as connection:  # as an older version left it
+        connection.exec_driver_sql(
+            "UPDATE site SET crawl_delay = 1e300 WHERE host = %(host)s", {"host": host}
+        )
+    again = crawl(engine, webbox.proxy, [f"http://{host}/public/2"], max_depth=0, **options)
+    assert (again.fetched, again.failed) == (1, 0)
+    with engine.connect() as connection:
+        states = connection.exec_driver_sql("SELECT state, count(*) FROM doc GROUP BY 1").all()
+    assert states == [(DocState.FETCHED, 2)]
+
+
+def test_robots_redirects_are_asked_one_a_turn_under_each_hosts_politeness(
+    engine: sa.Engine, webbox: WebBoxThread, tmp_path: Path
+) -> None:
+    """A robots.txt redirecting to itself got 6 requests in 4 ms at a 0.05 s delay, and
+    one redirecting to another host asked it 9.5 ms after that host's own request,
+    though its Crawl-delay is 2 s."""
+    stats = crawl(
+        engine, webbox.proxy, [f"http://looping-robots.{F}/private/1"], host_delay=0.2,
+        max_depth=0,
+    )  # fmt: skip
+    assert stats.fetched == 1  # past the redirects: no rules, everything allowed
+    assert webbox.box.log is not None
+    webbox.box.log.flush()
+    looping = [w for w, h, p, _, _ in iter_log(tmp_path / "requests.log") if h.startswith("loop")]
+    assert len(looping) == 7  # six robots.txt requests, then the page
+    assert min(b - a for a, b in pairwise(looping)) >= 0.19
+
+    # robots.'s own rules first (Crawl-delay: 2), then a robots.txt that redirects there
+    crawl(engine, webbox.proxy, [f"http://robots.{F}/public/1"], host_delay=0.05, max_depth=0)
+    crawl(engine, webbox.proxy, [f"http://moved-robots.{F}/public/1"], host_delay=0.05, max_depth=0)
+    webbox.box.log.flush()
+    robots = [w for w, h, p, _, _ in iter_log(tmp_path / "requests.log") if h == f"robots.{F}"]
+    assert len(robots) == 3  # its robots.txt, its page, and the redirected robots.txt
+    assert min(b - a for a, b in pairwise(robots)) >= 1.99

@@ -94,3 +94,80 @@ def test_a_backlog_share_outside_0_to_1_is_a_one_line_error(tmp_path: Path, shar
         ConfigError, match=rf"^--backlog-share must be between 0 and 1, not {share}$"
     ):
         config.check()
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("threads = [1, 2]", "threads = [1, 2]: input should be a valid integer"),
+        ("threads = 2.7", "threads = 2.7: input should be a valid integer"),
+        ("threads = 0", "threads = 0: input should be greater than or equal to 1"),
+        ("proxy = 5", "proxy = 5: input should be a valid string"),
+        ('proxy = "ftp://x"', "expected an http:// proxy"),
+        ("host_delay = true", "host_delay = True: input should be a valid number"),
+        ('host_delay = "inf"', "host_delay = 'inf': input should be a finite number"),
+        ("host_delay = -1.0", "greater than or equal to 0"),
+        ('allow_private_hosts = "maybe"', "input should be a valid boolean"),
+        ('user_agent = ""', "user_agent = '': must not be blank"),
+        ('user_agent = "a\\nb"', "control characters"),
+        ("max_crawl_delay = 1e300", "less than or equal to 86400"),
+        ("max_robots_redirects = -1", "greater than or equal to 0"),
+    ],
+)
+def test_a_bad_config_value_is_one_line_naming_setting_source_and_range(
+    tmp_path: Path, line: str, says: str
+) -> None:
+    (tmp_path / "focuscrawl.toml").write_text(line + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(env={"FOCUSCRAWL_HOME": str(tmp_path)})
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"config file {tmp_path / 'focuscrawl.toml'}: "), message
+    assert says in message and "(accepted: " in message, message
+
+
+@pytest.mark.parametrize(
+    ("name", "raw"),
+    [("HOST_DELAY", "nan"), ("HOST_DELAY", "inf"), ("HOST_DELAY", "1e999"), ("THREADS", "2.7"),
+     ("THREADS", "many"), ("ALLOW_PRIVATE_HOSTS", "maybe"), ("MAX_RETRY_AFTER", "-1")],
+)  # fmt: skip
+def test_a_bad_environment_value_is_one_line_naming_the_variable(name: str, raw: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^environment FOCUSCRAWL_{name}: ") as info:
+        load_settings(env={f"FOCUSCRAWL_{name}": raw})
+    assert "\n" not in str(info.value) and "(accepted: " in str(info.value)
+
+
+def test_a_flag_is_checked_like_the_rest() -> None:
+    with pytest.raises(ConfigError, match=r"^command line: host_delay = inf: .*finite"):
+        load_settings({"host_delay": float("inf")}, env={})
+    assert load_settings({"host_delay": 0.5}, env={}).host_delay == 0.5
+
+
+def test_good_values_keep_their_meaning(tmp_path: Path) -> None:
+    (tmp_path / "focuscrawl.toml").write_text(
+        'threads = 8\nhost_delay = 2\nallow_private_hosts = true\nproxy = "http://127.0.0.1:8399"\n'
+    )
+    settings = load_settings(env={"FOCUSCRAWL_HOME": str(tmp_path)})
+    assert (settings.threads, settings.host_delay, settings.allow_private_hosts) == (8, 2.0, True)
+    assert settings.proxy == "http://127.0.0.1:8399"
+    env = {"FOCUSCRAWL_HOME": str(tmp_path), "FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": "off"}
+    assert load_settings(env=env).allow_private_hosts is False
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("lease_seconds", 0.0, "--lease-seconds must be between 1 and"),
+        ("lease_seconds", -5.0, "--lease-seconds must be between 1 and"),
+        ("lease_seconds", float("nan"), "--lease-seconds must be between 1 and"),
+        ("max_depth", -1, "--max-depth must be between 0 and 32767"),
+        ("idle_exit_seconds", -1.0, "--idle-exit must be between 0 and"),
+        ("idle_exit_seconds", float("inf"), "--idle-exit must be between 0 and"),
+        ("host_delay", float("inf"), "host_delay must be between 0 and 3600"),
+        ("revisit_after_seconds", float("nan"), "--revisit-after must be between 0 and"),
+    ],
+)
+def test_a_crawl_refuses_values_that_would_stall_it(option: str, value: float, says: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{says}") as info:
+        CrawlConfig(**{option: value}).check()  # type: ignore[arg-type]
+    assert "\n" not in str(info.value)
