@@ -4,9 +4,7 @@
 
 -- acquire_site --
 -- Take the host if nobody has it and its delay has passed. Returns one row: acquired,
--- and when not, the time it is worth asking again and whether another process holds
--- the host's lease (leased_elsewhere: a live one, or one that died holding it, whose
--- lease runs out in up to two minutes); with robots.txt state when acquired.
+-- and when not, the time it is worth asking again; with robots.txt state when acquired.
 -- The crawler keeps the lease between its requests to the host (crawler.leases) and
 -- gives it back with release_sites.
 WITH got AS (
@@ -18,33 +16,39 @@ WITH got AS (
     RETURNING robots_txt, robots_status, crawl_delay, pages_taken, robots_expires_at
 )
 SELECT true AS acquired, robots_txt, robots_status, crawl_delay, pages_taken,
-       coalesce(robots_expires_at < now(), true) AS robots_stale, 0.0::float8 AS wait_seconds,
-       false AS leased_elsewhere
+       coalesce(robots_expires_at < now(), true) AS robots_stale, 0.0::float8 AS wait_seconds
 FROM got
 UNION ALL
 SELECT false, NULL, NULL, NULL, NULL, NULL,
        -- leased elsewhere: ask again shortly (the lease is a crash guard, not a duration)
        greatest(extract(epoch FROM greatest(next_fetch_at, now()) - now()),
-                CASE WHEN lease_until > now() THEN 0.1 ELSE 0.01 END)::float8,
-       coalesce(lease_until > now(), false)
+                CASE WHEN lease_until > now() THEN 0.1 ELSE 0.01 END)::float8
 FROM site
 WHERE sid = %(sid)s AND bucket = %(bucket)s AND NOT EXISTS (SELECT 1 FROM got);
 
--- sites_leased --
--- Of the hosts a claim just took URLs of (%(sids)s, on %(buckets)s), those whose lease
--- is held now: by another process, unless the crawler holds them itself. A crawler
--- gives their URLs back at once rather than wait for them (a process killed holding
--- leases keeps its hosts for up to two minutes).
-SELECT sid
-FROM site
-WHERE sid = ANY(%(sids)s::int[]) AND bucket = ANY(%(buckets)s::smallint[])
-  AND lease_until > now();
+-- other_crawlers --
+-- How many connections of other crawler processes there are now (a crawler names its
+-- connections "focuscrawl-crawler PID-N"; %(me)s is this one's name).
+SELECT count(*)
+FROM pg_stat_activity
+WHERE application_name LIKE 'focuscrawl-crawler %%' AND application_name <> %(me)s;
 
--- leased_sites --
--- Every host whose lease is held now (by any process): read, at most every few seconds,
--- by a crawler whose claim met hosts held elsewhere, to skip them all at once. A scan
--- of site, which has a row per host.
-SELECT sid FROM site WHERE lease_until > now();
+-- free_dead_leases --
+-- With no other crawler connected, every lease still held is a dead crawler's: free
+-- them all, each host's next request not before its delay from now (%(delay)s, or its
+-- Crawl-delay up to %(cap)s), as the dead crawler may have just asked it. Returns the
+-- number of hosts freed. (The time is summed in epoch seconds, as in release_sites.)
+WITH freed AS (
+    UPDATE site
+    SET lease_until = NULL,
+        next_fetch_at = greatest(
+            next_fetch_at,
+            to_timestamp(extract(epoch FROM now())::float8
+                         + greatest(%(delay)s, least(coalesce(crawl_delay, 0), %(cap)s))))
+    WHERE lease_until > now()
+    RETURNING sid
+)
+SELECT count(*) FROM freed;
 
 -- release_sites --
 -- Hosts a crawler is done with, in one statement: each host (sids, with site_buckets)

@@ -15,7 +15,7 @@ URLs of the host get their turn.
 from __future__ import annotations
 
 import threading
-from collections.abc import Container, Iterable
+from collections.abc import Container
 from dataclasses import dataclass
 
 from focuscrawl.crawler.store import Claim
@@ -85,9 +85,6 @@ class LeaseShelf:
 
     def __init__(self) -> None:
         self._leases: dict[int, Lease] = {}
-        #: sites whose leases went off the shelf to be given back, until they are
-        #: (the database still holds them: they are this process's, not another's)
-        self._releasing: set[int] = set()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -122,23 +119,7 @@ class LeaseShelf:
             ]
             for lease in due:
                 del self._leases[lease.sid]
-            self._releasing.update(lease.sid for lease in due)
             return due
-
-    def released(self, sids: Iterable[int]) -> None:
-        """The leases of ``sids`` are given back to the database."""
-        with self._lock:
-            self._releasing.difference_update(sids)
-
-    def kept(self) -> set[int]:
-        """The sites whose leases this shelf holds or is giving back."""
-        with self._lock:
-            return set(self._leases) | self._releasing
-
-    def releasing(self, sid: int) -> bool:
-        """Whether the lease of ``sid`` left the shelf and is being given back."""
-        with self._lock:
-            return sid in self._releasing
 
     def drain(self) -> list[Lease]:
         """Every lease on the shelf, off it (the crawler is stopping)."""

@@ -89,11 +89,6 @@ class HostScheduler:
         with self._cond:
             return {sid for sid, queue in self._queues.items() if queue} | self._busy
 
-    def busy(self) -> set[int]:
-        """The hosts a worker is on now."""
-        with self._cond:
-            return set(self._busy)
-
     def queued_for(self, sid: int) -> int:
         with self._cond:
             return len(self._queues.get(sid, ()))
@@ -169,17 +164,6 @@ class HostScheduler:
             self._queues.setdefault(claim.sid, deque()).appendleft(claim)
             self._queued += 1
             self._turn(time.monotonic() + delay, claim.sid)
-
-    def forget(self, claim: Claim) -> list[Claim]:
-        """The host of ``claim``, a URL a worker took, is another process's now: that
-        URL and every URL of the host queued here, out of the scheduler, for the caller
-        to give back to the frontier."""
-        with self._cond:
-            self._busy.discard(claim.sid)
-            self._taken.discard(claim.seq)
-            queued = self._queues.pop(claim.sid, deque())
-            self._queued -= len(queued)
-            return [claim, *queued]
 
     def drain(self) -> list[Claim]:
         """Remove and return every queued URL (on shutdown)."""

@@ -12,7 +12,9 @@ and returns every URL claimed but not fetched to the frontier untouched.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
+import os
 import sys
 import threading
 import time
@@ -91,8 +93,11 @@ RELEASE_EVERY_S = 0.1
 #: a free crawl (not lockstep) that has waited this long for a classifier with no page
 #: scored crawls on without waiting (and says so), until a classifier scores again
 CLASSIFIER_WAIT_S = 3.0
-#: a host another process holds is skipped by this process's claims for this long
-ELSEWHERE_S = 5.0
+#: the application_name of a crawler's connections, then its PID and number in the
+#: process: how a crawler that starts tells whether others run (PostgreSQL lists every
+#: connection)
+CRAWLER_APP = "focuscrawl-crawler"
+_CRAWLERS = itertools.count(1)
 #: statements run for every page, prepared on each worker connection (planned once)
 PER_PAGE_STATEMENTS = ("acquire_site",)
 
@@ -169,9 +174,8 @@ class Crawler:
         recorder = self._record if self.warc is not None else None
         self.fetcher = Fetcher(config.fetch, public_only=public_only, recorder=recorder)
         self.robots = RobotsCache(config.fetch.user_agent, config.max_crawl_delay)
-        #: hosts another process holds, skipped by claims until a time (monotonic)
-        self._elsewhere: dict[int, float] = {}
-        self._next_lease_scan = 0.0  # when leased_sites may be read again (monotonic)
+        #: this process's name to PostgreSQL (application_name of its connections)
+        self._name = f"{CRAWLER_APP} {os.getpid()}-{next(_CRAWLERS)}"
         #: robots.txt redirects under way: by site, the next hop and the hops so far
         self._robots_hops: dict[int, tuple[str, int]] = {}
         self.scheduler = HostScheduler()
@@ -284,7 +288,7 @@ class Crawler:
         """This thread's connection, opened (with the per-page statements prepared) on
         first use and after a loss."""
         if self._local.connection is None:
-            self._local.connection = psycopg2.connect(self._dsn)
+            self._local.connection = psycopg2.connect(self._dsn, application_name=self._name)
             self._local.connection.autocommit = True
             with self._local.connection.cursor() as cursor:
                 cursor.execute(queries["crawler_session"])
@@ -303,6 +307,7 @@ class Crawler:
         self.stats.started = time.monotonic()
         self._read_scope()
         self._read_shards()
+        self._free_dead_leases()
         estimate = self.config.frontier_estimate
         if estimate is not None:  # every crawler and classifier of the crawl obeys it
             self._sql("set_crawl_setting", {"name": "estimate", "value": estimate})
@@ -577,12 +582,11 @@ class Crawler:
         cap = self._site_cap()
         # a claim bound per site may come short with URLs left: only none found backs off
         self._frontier_short = len(rows) < batch and (cap >= batch or not rows)
-        elsewhere = self._held_elsewhere(rows)
         give_back = []
         for row in rows:
             self._claims += 1
             claim = replace(Claim(*row), seq=self._claims)
-            if claim.sid in elsewhere or self.scheduler.queued_for(claim.sid) >= cap:
+            if self.scheduler.queued_for(claim.sid) >= cap:
                 give_back.append(claim.oid)  # this host could not be served before the lease ends
             else:  # a host this process asked last waits out its delay here
                 self.scheduler.add(claim, not_before=self.leases.free_at(claim.sid))
@@ -606,7 +610,6 @@ class Crawler:
         cap = self._site_cap()
         full, room = self.scheduler.rooms(cap)
         self._skipped_sites = len(full)
-        full += self._skipped_elsewhere(time.monotonic())
         # a site with URLs queued is asked for no more than it has room for
         params = claim_params(batch - revisits, lease, cap, full, room)
         with self.metrics.claim_seconds.time():
@@ -730,10 +733,7 @@ class Crawler:
         """Give back the leases on the shelf that are kept no more (LeaseShelf.due)."""
         due = self.leases.due(now, self.scheduler.in_use())
         if due:
-            try:
-                self._release(due)
-            finally:
-                self.leases.released(lease.sid for lease in due)
+            self._release(due)
 
     def _lease_of(self, claim: Claim) -> Lease | None:
         """The lease of ``claim``'s host: off the shelf when this process keeps it, else
@@ -751,13 +751,10 @@ class Crawler:
             return lease
         params = {"sid": claim.sid, "bucket": oid_bucket(claim.oid), "lease_seconds": SITE_LEASE_S}
         rows = self._sql("acquire_site", params, fetch=True)
-        if rows and not rows[0][0] and rows[0][7] and not self.leases.releasing(claim.sid):
-            self._leased_elsewhere(claim)
-            return None
         if not rows or not rows[0][0]:
             self.scheduler.retry(claim, float(rows[0][6]) if rows else OUTAGE_RETRY_S)
             return None
-        _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _, _ = rows[0]
+        _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
         return Lease(
             claim,
             delay=max(self.config.host_delay, self._capped(crawl_delay)),
@@ -767,49 +764,20 @@ class Crawler:
             pages_taken=pages_taken,
         )
 
-    def _leased_elsewhere(self, claim: Claim) -> None:
-        """Another process holds ``claim``'s host (or held it when it died: its lease
-        runs out within SITE_LEASE_S): the URL and every URL of the host queued here go
-        back to the frontier at once, and
-        claims skip the host for ELSEWHERE_S, so that the crawl's budget and its queue
-        go to hosts it may ask now (a crawler restarted after a crash had claimed
-        nothing but the dead process's hosts for two minutes)."""
-        with self._lock:
-            self._elsewhere[claim.sid] = time.monotonic() + ELSEWHERE_S
-        self._release_claims([c.oid for c in self.scheduler.forget(claim)])
-
-    def _held_elsewhere(self, rows: list[tuple[Any, ...]]) -> set[int]:
-        """The sites of claimed ``rows`` that another process holds now: their URLs go
-        back to the frontier, and claims skip them for ELSEWHERE_S. The first such site
-        in ELSEWHERE_S has every site held elsewhere read at once, so that a crawl
-        restarted beside a dead process's leases reaches the hosts it may ask in a
-        claim or two, not one host a claim."""
-        ours = self.leases.kept() | self.scheduler.busy()
-        sites = {row[2]: oid_bucket(row[0]) for row in rows if row[2] not in ours}
-        if not sites:
-            return set()
-        params = {"sids": list(sites), "buckets": sorted(set(sites.values()))}
-        held = {sid for (sid,) in self._sql("sites_leased", params, fetch=True)}
-        now = time.monotonic()
-        if held and now >= self._next_lease_scan:
-            self._next_lease_scan = now + ELSEWHERE_S
-            everywhere = {sid for (sid,) in self._sql("leased_sites", {}, fetch=True)}
-        else:
-            everywhere = held
-        # less what a worker took meanwhile (it is on a site before it acquires)
-        everywhere -= self.leases.kept() | self.scheduler.busy()
-        if everywhere:
-            with self._lock:
-                self._elsewhere.update(dict.fromkeys(everywhere, now + ELSEWHERE_S))
-        return held & everywhere
-
-    def _skipped_elsewhere(self, now: float) -> list[int]:
-        """The hosts claims skip now, as another process holds them."""
-        with self._lock:
-            over = [sid for sid, until in self._elsewhere.items() if until <= now]
-            for sid in over:
-                del self._elsewhere[sid]
-            return list(self._elsewhere)
+    def _free_dead_leases(self) -> None:
+        """As the crawl starts: when no other crawler is connected, every site lease
+        still held is a dead crawler's (killed, or its machine lost), kept by the
+        database for up to SITE_LEASE_S as a crash guard. They are freed, each host's
+        next request put a delay from now (the dead crawler may have just asked it), so
+        that a crawler restarted after a crash crawls at once: its queue had filled with
+        the dead crawler's hosts and it claimed nothing else for two minutes. With other
+        crawlers connected a lease may be theirs, and each waits its turn as always."""
+        others = self._sql("other_crawlers", {"me": self._name}, fetch=True)
+        if others and others[0][0] == 0:
+            params = {"delay": self.config.host_delay, "cap": self.config.max_crawl_delay}
+            freed = self._sql("free_dead_leases", params, fetch=True)
+            if freed and freed[0][0]:
+                log.warning("event=dead_leases_freed sites=%d", freed[0][0])
 
     def _finish(self, outcome: Outcome) -> None:
         with self._lock:
