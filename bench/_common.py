@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from focuscrawl.crawler.process import claim_params as crawler_claim_params
+from focuscrawl.crawler.claims import claim_params as crawler_claim_params
 from focuscrawl.database import execute, make_engine, upgrade
 from focuscrawl.embedded import EmbeddedServer
 from focuscrawl.queries import queries

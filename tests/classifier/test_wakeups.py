@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from focuscrawl.classifier import Classifier
-from focuscrawl.crawler import process
+from focuscrawl.crawler import pacing
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler, CrawlStats
@@ -163,7 +163,7 @@ def test_a_crawl_with_no_classifier_waits_then_crawls_on(
 ) -> None:
     """--max-backlog with no classifier running: the crawl waits at its backlog, then,
     as nothing gets scored, says so and crawls on without waiting (never hangs)."""
-    monkeypatch.setattr(process, "CLASSIFIER_WAIT_S", 0.5)
+    monkeypatch.setattr(pacing, "CLASSIFIER_WAIT_S", 0.5)
     with trained.begin() as connection:
         add_seeds(connection, SEEDS)
     config = CrawlConfig(

@@ -9,7 +9,8 @@ import pytest
 import sqlalchemy as sa
 
 from focuscrawl.crawler.config import CrawlConfig, Mode
-from focuscrawl.crawler.process import DUE_S, Crawler
+from focuscrawl.crawler.process import Crawler
+from focuscrawl.crawler.timing import DUE_S
 from focuscrawl.schema import DocState
 from focuscrawl.urls import oid_of
 from focuscrawl.webbox import WebBoxThread

@@ -17,7 +17,7 @@ from pathlib import Path
 import psycopg2
 import pytest
 
-from focuscrawl.crawler.process import claim_params
+from focuscrawl.crawler.claims import claim_params
 from focuscrawl.queries import queries
 from focuscrawl.webbox.process import start_server_process
 from tests.classifier.topics import page_url, write_corpus, write_tree_dir

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from focuscrawl.crawler.process import claim_params
+from focuscrawl.crawler.claims import claim_params
 from focuscrawl.database import execute
 from focuscrawl.queries import queries
 

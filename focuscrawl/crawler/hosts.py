@@ -1,0 +1,112 @@
+"""The hosts a crawler process asks: site leases taken from the database or off the
+shelf, kept between requests and given back in batches, a dead crawler's leases freed
+as the crawl starts, and the next URL of a host a worker holds."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from focuscrawl.crawler.leases import SITE_LEASE_S, Lease
+from focuscrawl.crawler.statements import Statements
+from focuscrawl.crawler.store import Claim
+from focuscrawl.database import OUTAGE_RETRY_S
+from focuscrawl.urls import oid_bucket
+
+__all__ = ["Hosts"]
+
+log = logging.getLogger("focuscrawl.crawler")
+
+
+class Hosts(Statements):
+    def _next_of(self, lease: Lease) -> Claim | None:
+        """The next queued URL of the host a worker holds, taken with no turn waited for,
+        when the host may be asked again at once (no delay) and the lease's hold is not
+        over; else None."""
+        if lease.delay > 0 or lease.again or lease.expired(time.monotonic()):
+            return None
+        return self.scheduler.take_next(lease.sid)
+
+    def _shelve(self, lease: Lease) -> None:
+        """The worker is done with its host for now: the lease goes on the shelf, and the
+        host's next URL comes when its delay has passed."""
+        self.leases.put(lease)
+        if lease.again:  # the URL itself waits for the host's next turn
+            lease.again = False
+            self.scheduler.retry(lease.claim, lease.delay)
+        else:
+            self.scheduler.done(lease.sid, lease.wait(time.monotonic()))
+
+    def _release(self, leases: list[Lease]) -> None:
+        """Give leases back to the database, in one statement (one a shard on a Citus
+        cluster): each host free, its requests counted, its next request after what
+        remains of its delay."""
+        now = time.monotonic()
+        group_of = self.shards.group_of
+        by_group: dict[int, list[Lease]] = {}
+        for lease in sorted(leases, key=lambda lease: (lease.bucket, lease.sid)):
+            by_group.setdefault(group_of[lease.bucket], []).append(lease)
+        for group in by_group.values():
+            params = {
+                "sids": [lease.sid for lease in group],
+                "site_buckets": [lease.bucket for lease in group],
+                "waits": [round(lease.wait(now), 3) for lease in group],
+                "taken": [lease.taken for lease in group],
+                "buckets": sorted({lease.bucket for lease in group}),
+            }
+            self._sql("release_sites", params)
+
+    def _release_due(self, now: float) -> None:
+        """Give back the leases on the shelf that are kept no more (LeaseShelf.due)."""
+        due = self.leases.due(now, self.scheduler.in_use())
+        if due:
+            self._release(due)
+
+    def _lease_of(self, claim: Claim) -> Lease | None:
+        """The lease of ``claim``'s host: off the shelf when this process keeps it, else
+        acquired. None when the host may not be asked yet: the URL went back to wait."""
+        now = time.monotonic()
+        lease = self.leases.take(claim.sid)
+        if lease is not None and lease.expired(now):
+            self._release([lease])  # held for its hold: back through the database
+            lease = None
+        if lease is not None:
+            if lease.free_at > now:  # a URL that came while the host's delay ran
+                self.leases.put(lease)
+                self.scheduler.retry(claim, lease.free_at - now)
+                return None
+            return lease
+        params = {"sid": claim.sid, "bucket": oid_bucket(claim.oid), "lease_seconds": SITE_LEASE_S}
+        rows = self._sql("acquire_site", params, fetch=True)
+        if not rows or not rows[0][0]:
+            self.scheduler.retry(claim, float(rows[0][6]) if rows else OUTAGE_RETRY_S)
+            return None
+        _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
+        return Lease(
+            claim,
+            delay=max(self.config.host_delay, self._capped(crawl_delay)),
+            acquired_at=time.monotonic(),
+            robots_txt=robots_txt,
+            robots_stale=bool(robots_stale),
+            pages_taken=pages_taken,
+        )
+
+    def _free_dead_leases(self) -> None:
+        """As the crawl starts: when no other crawler is connected, every site lease
+        still held is a dead crawler's (killed, or its machine lost), kept by the
+        database for up to SITE_LEASE_S as a crash guard. They are freed, each host's
+        next request put a delay from now (the dead crawler may have just asked it), so
+        that a crawler restarted after a crash crawls at once: its queue had filled with
+        the dead crawler's hosts and it claimed nothing else for two minutes. With other
+        crawlers connected a lease may be theirs, and each waits its turn as always."""
+        others = self._sql("other_crawlers", {"me": self._name}, fetch=True)
+        if others and others[0][0] == 0:
+            params = {"delay": self.config.host_delay, "cap": self.config.max_crawl_delay}
+            freed = self._sql("free_dead_leases", params, fetch=True)
+            if freed and freed[0][0]:
+                log.warning("event=dead_leases_freed sites=%d", freed[0][0])
+
+    def _capped(self, crawl_delay: float | None) -> float:
+        """A site's Crawl-delay as the crawl honours it: at most max_crawl_delay (a value
+        stored by an older version may exceed it)."""
+        return min(crawl_delay or 0.0, self.config.max_crawl_delay)
