@@ -17,10 +17,10 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from focuscrawl.crawler.claims import claim_params as crawler_claim_params
-from focuscrawl.database import execute, make_engine, upgrade
-from focuscrawl.embedded import EmbeddedServer
-from focuscrawl.queries import queries
-from focuscrawl.shards import ShardMap
+from focuscrawl.db.database import execute, make_engine, upgrade
+from focuscrawl.db.embedded import EmbeddedServer
+from focuscrawl.db.queries import queries
+from focuscrawl.db.shards import ShardMap
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -73,8 +73,8 @@ def scratch_engine(database_url: str | None = None) -> Iterator[Engine]:
 def citus_cluster(shards: int = 8, base_port: int = 9720) -> Iterator[str]:
     """A throw-away local Citus cluster (a coordinator and two workers), migrated and
     distributed as ``db distribute --shards`` lays it out; its coordinator's URL."""
-    from focuscrawl.cluster import LocalCluster, citus_bin_dir
-    from focuscrawl.distribute import distribute
+    from focuscrawl.db.cluster import LocalCluster, citus_bin_dir
+    from focuscrawl.db.distribute import distribute
 
     with tempfile.TemporaryDirectory(prefix="focuscrawl-bench-citus-") as home:
         cluster = LocalCluster(Path(home), citus_bin_dir(), base_port=base_port)

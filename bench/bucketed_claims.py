@@ -46,15 +46,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import scratch_engine, write_results
 
-from focuscrawl import shards as shards_module
 from focuscrawl.classifier import process as classifier_process
 from focuscrawl.crawler import process
+from focuscrawl.db import shards as shards_module
+from focuscrawl.db.queries import queries, replaced
+from focuscrawl.db.shards import BUCKETS as ALL_BUCKETS
+from focuscrawl.db.shards import ShardMap
 from focuscrawl.evaluation.experiment import EvalOptions, evaluate, sweep_summary
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import load_truth, sweep_topics
-from focuscrawl.queries import queries, replaced
-from focuscrawl.shards import BUCKETS as ALL_BUCKETS
-from focuscrawl.shards import ShardMap
 from focuscrawl.webbox.process import start_server_process
 
 #: every frontier bucket with its best untried estimate and its sites

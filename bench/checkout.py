@@ -44,9 +44,9 @@ from _common import (
     write_results,
 )
 
-from focuscrawl.database import engine_dsn, execute
-from focuscrawl.embedded import _bin_dir
-from focuscrawl.queries import queries
+from focuscrawl.db.database import engine_dsn, execute
+from focuscrawl.db.embedded import _bin_dir
+from focuscrawl.db.queries import queries
 
 BUILD = """
 INSERT INTO site (host, bucket)

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import claim_params, scratch_engine, write_results
 from checkout import BUILD
 
-from focuscrawl.database import engine_dsn, execute
-from focuscrawl.queries import queries
+from focuscrawl.db.database import engine_dsn, execute
+from focuscrawl.db.queries import queries
 
 # what classification and check-in do to claimed rows, compressed: back, re-scored, the
 # leases ended (as a store ends them)

@@ -44,8 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import write_results
 
-from focuscrawl.cluster import LocalCluster, citus_bin_dir
-from focuscrawl.embedded import EmbeddedServer
+from focuscrawl.db.cluster import LocalCluster, citus_bin_dir
+from focuscrawl.db.embedded import EmbeddedServer
 
 SCHEMA = """
 DROP TABLE IF EXISTS frontier;

@@ -39,12 +39,12 @@ from focuscrawl.classifier import Classifier, HierarchicalModel
 from focuscrawl.classifier.apprentice import train_link_model
 from focuscrawl.classifier.store import save_model
 from focuscrawl.classifier.tokens import count_terms, document_text, matrix_of, vocabulary_of
-from focuscrawl.corpus import StaticCorpus, read_meta
 from focuscrawl.crawler.parse import parse_html
-from focuscrawl.database import execute
-from focuscrawl.queries import queries
-from focuscrawl.taxonomy import load_tree
-from focuscrawl.taxonomy_import import from_corpus, store_import
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.topics.taxonomy import load_tree
+from focuscrawl.topics.taxonomy_import import from_corpus, store_import
+from focuscrawl.web.corpus import StaticCorpus, read_meta
 
 TEXT_BYTES = 5_000
 

@@ -20,7 +20,7 @@ default) estimates every new URL with it at check-in and again when its parent i
 scored, and trains it online; ``--mode soft-1999`` passes the parents' relevance on in
 SQL, as before the link learner: the two measure what the learner costs a page.
 ``--citus`` crawls into a local Citus cluster instead (a coordinator and two workers on
-this machine, ``db distribute --shards 8``; focuscrawl.cluster): the CPU counted for
+this machine, ``db distribute --shards 8``; focuscrawl.db.cluster): the CPU counted for
 PostgreSQL is then the coordinator's alone. Writes bench/results/crawl.json
 (crawl_classify.json with --classify; with a ``_citus`` suffix on a cluster).
 """
@@ -51,17 +51,17 @@ from _common import (
     write_results,
 )
 
-from focuscrawl.database import execute
-from focuscrawl.queries import queries
-from focuscrawl.seeds import add_seeds
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.db.seeds import add_seeds
 from focuscrawl.webbox.process import start_server_process
 from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 
 
 def _prepare_classifier(engine: Any, corpus_home: Path) -> None:
     from focuscrawl.classifier import train_model
-    from focuscrawl.taxonomy import set_good
-    from focuscrawl.taxonomy_import import from_corpus, store_import
+    from focuscrawl.topics.taxonomy import set_good
+    from focuscrawl.topics.taxonomy_import import from_corpus, store_import
 
     store_import(engine, from_corpus(corpus_home / "corpora" / "wikispeedia", 0.3, seed=1))
     set_good(engine, ["subject.Science"], True)

@@ -55,13 +55,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CpuMeter, proc_stat, scratch_engine, server_pid, write_results
 from sqlalchemy.engine import Engine
 
-from focuscrawl.database import drop_database, execute, sibling_database
+from focuscrawl.db.database import drop_database, execute, sibling_database
+from focuscrawl.db.queries import queries
+from focuscrawl.db.seeds import add_seeds
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_database, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import GroundTruth, load_truth, sweep_topics
-from focuscrawl.queries import queries
-from focuscrawl.seeds import add_seeds
-from focuscrawl.taxonomy_import import from_corpus
+from focuscrawl.topics.taxonomy_import import from_corpus
 from focuscrawl.webbox.process import start_server_process
 
 DEFAULT_TOPIC = "subject.Science.Biology"

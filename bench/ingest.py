@@ -32,12 +32,12 @@ import numpy as np
 from _common import scratch_engine, write_results
 
 from focuscrawl.crawler.store import Claim, Outcome, Store
-from focuscrawl.database import execute
-from focuscrawl.linkmodel import FEATURE_BITS, LinkModel
-from focuscrawl.queries import queries
-from focuscrawl.schema import DocState
-from focuscrawl.seeds import add_seeds
-from focuscrawl.urls import oid_of
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.db.schema import DocState
+from focuscrawl.db.seeds import add_seeds
+from focuscrawl.topics.linkmodel import FEATURE_BITS, LinkModel
+from focuscrawl.web.urls import oid_of
 
 #: words of the lengths English text has (the contexts' words)
 WORDS = [

@@ -5,7 +5,7 @@ taken and given back for every page, three ways.
 
 On one connection to a throw-away embedded PostgreSQL, "pages" go round the sites:
 ``two``: acquire_site, then release_sites of that one host, planned every time;
-``prepared``: the same with acquire_site through ``focuscrawl.queries.prepared``
+``prepared``: the same with acquire_site through ``focuscrawl.db.queries.prepared``
 (planned once, as the crawler runs it);
 ``batched``: the prepared acquire_site, and the hosts given back --batch at a time in
 one release_sites, as the crawler gives back the leases it keeps no more
@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import proc_stat, scratch_engine, write_results
 
-from focuscrawl.database import engine_dsn
-from focuscrawl.queries import prepared, queries
+from focuscrawl.db.database import engine_dsn
+from focuscrawl.db.queries import prepared, queries
 
 
 def _backend_cpu(pid: int) -> float:

@@ -34,15 +34,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import scratch_engine, write_results
 
 from focuscrawl.classifier import Classifier, train_model
-from focuscrawl.corpus import read_labels
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
-from focuscrawl.database import ensure_branch
-from focuscrawl.queries import queries, replaced
-from focuscrawl.seeds import add_seeds
-from focuscrawl.taxonomy import set_good
-from focuscrawl.taxonomy_import import from_corpus, store_import
+from focuscrawl.db.database import ensure_branch
+from focuscrawl.db.queries import queries, replaced
+from focuscrawl.db.seeds import add_seeds
+from focuscrawl.topics.taxonomy import set_good
+from focuscrawl.topics.taxonomy_import import from_corpus, store_import
+from focuscrawl.web.corpus import read_labels
 from focuscrawl.webbox.process import start_server_process
 
 # The ties among equal relevance, as claim_batch breaks them off both frontier indexes

@@ -1,7 +1,7 @@
 """The docs' reference pages, generated from the code so they cannot drift: every
 command and its options (from the typer app), every setting (``SETTINGS``), the schema
-(``focuscrawl.schema``), every named SQL statement (``sql/``), every metric
-(``focuscrawl.metrics.DOCUMENTED``) and the console's endpoints.
+(``focuscrawl.db.schema``), every named SQL statement (``sql/``), every metric
+(``focuscrawl.monitor.metrics.DOCUMENTED``) and the console's endpoints.
 
 ``scripts/mkdocs_hooks.py`` puts each in place of a marker line ``<!-- reference: NAME -->`` as
 ``mkdocs build`` reads the page; :data:`SECTIONS` maps NAME to its function.
@@ -87,7 +87,7 @@ def settings() -> str:
 def schema() -> str:
     from sqlalchemy.dialects import postgresql
 
-    from focuscrawl.schema import metadata
+    from focuscrawl.db.schema import metadata
 
     dialect = postgresql.dialect()  # type: ignore[no-untyped-call]
     out = []
@@ -118,7 +118,7 @@ def schema() -> str:
 
 
 def sql() -> str:
-    from focuscrawl.queries import statements_by_file
+    from focuscrawl.db.queries import statements_by_file
 
     out = []
     for file, statements in statements_by_file().items():
@@ -134,7 +134,7 @@ def sql() -> str:
 
 
 def metrics() -> str:
-    from focuscrawl.metrics import DOCUMENTED
+    from focuscrawl.monitor.metrics import DOCUMENTED
 
     where = {
         "crawler": "Each `crawl run --metrics-port PORT` process",

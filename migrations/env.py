@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from focuscrawl.schema import metadata
+from focuscrawl.db.schema import metadata
 
 config = context.config
 
@@ -20,7 +20,7 @@ connection = config.attributes.get("connection")
 if connection is not None:
     run_with(connection)
 else:
-    from focuscrawl.database import database_url, make_engine
+    from focuscrawl.db.database import database_url, make_engine
     from focuscrawl.settings import load_settings
 
     engine = make_engine(database_url(load_settings()))

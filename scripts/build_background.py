@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from focuscrawl.background import build_background, save_background
+from focuscrawl.topics.background import build_background, save_background
 
 
 def main() -> None:

@@ -21,9 +21,9 @@ import pytest
 from psycopg2 import sql
 from sqlalchemy.engine import Engine, make_url
 
-from focuscrawl.corpus import StaticCorpus, read_meta
-from focuscrawl.database import make_engine, upgrade
-from focuscrawl.embedded import EmbeddedServer
+from focuscrawl.db.database import make_engine, upgrade
+from focuscrawl.db.embedded import EmbeddedServer
+from focuscrawl.web.corpus import StaticCorpus, read_meta
 from focuscrawl.webbox import WebBox, WebBoxThread
 
 REPO = Path(__file__).resolve().parents[1]

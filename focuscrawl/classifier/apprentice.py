@@ -1,6 +1,6 @@
 """The link learner (the 2002 paper's *apprentice*), trained online from the critic.
 
-Features, model format and the estimate formula live in ``focuscrawl.linkmodel``,
+Features, model format and the estimate formula live in ``focuscrawl.topics.linkmodel``,
 which the crawler reads too. Here the learner is trained: a logistic regression over
 the hashed features, fitted by stochastic gradient descent (scikit-learn's
 ``SGDClassifier``, log loss).
@@ -33,11 +33,11 @@ import numpy as np
 from scipy import sparse
 from sqlalchemy.engine import Connection
 
-from focuscrawl.database import execute
-from focuscrawl.linkmodel import FEATURE_BITS, LinkModel, LinkParts, features_of
-from focuscrawl.queries import queries
-from focuscrawl.taxonomy import Tree
-from focuscrawl.urls import split_url
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.topics.linkmodel import FEATURE_BITS, LinkModel, LinkParts, features_of
+from focuscrawl.topics.taxonomy import Tree
+from focuscrawl.web.urls import split_url
 
 __all__ = [
     "RETRAIN_MIN",

@@ -6,7 +6,7 @@ written by ``crawl run`` from its mode, or by ``eval`` for its strategies):
 ``soft`` (the default)
     the link learner with the parent's relevance: for each unvisited out-link ``l`` of
     a scored page ``p``, log sigmoid(s(l)) with ``p``'s best leaf and relevance bucket among
-    the features (focuscrawl.linkmodel); a URL keeps the best of its in-links.
+    the features (focuscrawl.topics.linkmodel); a URL keeps the best of its in-links.
 ``apprentice``
     the same without the parent's relevance (the 2002 paper's apprentice alone).
 ``soft-1999``
@@ -32,11 +32,11 @@ from numpy.typing import NDArray
 from sqlalchemy.engine import Connection
 
 from focuscrawl.classifier.model import HierarchicalModel
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.db.shards import ShardMap
 from focuscrawl.errors import ConfigError
-from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts
-from focuscrawl.queries import queries
-from focuscrawl.shards import ShardMap
+from focuscrawl.topics.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts
 
 __all__ = ["ESTIMATES", "Parent", "pass_estimates"]
 

@@ -44,7 +44,7 @@ from focuscrawl.classifier.tokens import (
     vocabulary_of,
 )
 from focuscrawl.errors import TaxonomyError
-from focuscrawl.taxonomy import Tree
+from focuscrawl.topics.taxonomy import Tree
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_FEATURES", "HierarchicalModel", "Scores", "fisher_scores"]
 

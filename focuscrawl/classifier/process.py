@@ -25,14 +25,14 @@ from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
 from focuscrawl.classifier.estimates import Parent, pass_estimates
 from focuscrawl.classifier.store import StoredModel, latest_model, write_scores
 from focuscrawl.classifier.tokens import document_text
-from focuscrawl.database import engine_dsn, execute, retry_until_done
+from focuscrawl.db.database import engine_dsn, execute, retry_until_done
+from focuscrawl.db.notify import PAGES_STORED, Listener
+from focuscrawl.db.queries import queries
+from focuscrawl.db.shards import ShardMap, shard_map
 from focuscrawl.errors import TaxonomyError
-from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel
-from focuscrawl.metrics import ClassifierMetrics
-from focuscrawl.notify import PAGES_STORED, Listener
-from focuscrawl.queries import queries
-from focuscrawl.shards import ShardMap, shard_map
-from focuscrawl.taxonomy import Tree, load_tree
+from focuscrawl.monitor.metrics import ClassifierMetrics
+from focuscrawl.topics.linkmodel import LINK_ESTIMATES, LinkModel
+from focuscrawl.topics.taxonomy import Tree, load_tree
 
 __all__ = ["BATCH", "Classifier", "ClassifyStats", "good_sets", "node_scores_text"]
 

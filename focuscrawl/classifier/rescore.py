@@ -18,10 +18,10 @@ from sqlalchemy.engine import Connection, Engine
 from focuscrawl.classifier.apprentice import train_link_model
 from focuscrawl.classifier.process import good_sets
 from focuscrawl.classifier.store import crawl_estimate, scored_models
-from focuscrawl.database import execute
-from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts, max_by_target
-from focuscrawl.queries import queries
-from focuscrawl.taxonomy import load_tree
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.topics.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts, max_by_target
+from focuscrawl.topics.taxonomy import load_tree
 
 __all__ = ["RescoreResult", "rescore"]
 

@@ -19,10 +19,10 @@ from focuscrawl.classifier.model import (
     DEFAULT_FEATURES,
     HierarchicalModel,
 )
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
 from focuscrawl.errors import TaxonomyError
-from focuscrawl.queries import queries
-from focuscrawl.taxonomy import Tree, load_tree
+from focuscrawl.topics.taxonomy import Tree, load_tree
 
 __all__ = [
     "StoredModel",

@@ -14,7 +14,7 @@ import typer.core
 import typer.main
 
 from focuscrawl.cli.common import State
-from focuscrawl.database import refused, unreachable
+from focuscrawl.db.database import refused, unreachable
 from focuscrawl.errors import FocuscrawlError
 
 __all__ = ["app", "main"]

@@ -16,10 +16,10 @@ from focuscrawl.cli.common import (
     serve_metrics,
     settings_from,
 )
-from focuscrawl.corpus import corpus_dir
-from focuscrawl.database import execute
-from focuscrawl.queries import queries
-from focuscrawl.taxonomy import load_tree
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.topics.taxonomy import load_tree
+from focuscrawl.web.corpus import corpus_dir
 
 app = typer.Typer(help="The hierarchical classifier.", no_args_is_help=True)
 

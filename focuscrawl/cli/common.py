@@ -10,9 +10,9 @@ import typer
 from prometheus_client import CollectorRegistry
 from sqlalchemy.engine import Engine
 
-from focuscrawl.database import open_database
+from focuscrawl.db.database import open_database
+from focuscrawl.db.seeds import read_seed_file
 from focuscrawl.errors import ConfigError
-from focuscrawl.seeds import read_seed_file
 from focuscrawl.settings import Settings, load_settings
 
 __all__ = [
@@ -75,7 +75,7 @@ def serve_metrics(registry: CollectorRegistry, port: int | None, host: str) -> N
     """Serve a process's metrics when ``--metrics-port`` was given, saying where."""
     if port is None:
         return
-    from focuscrawl.metrics import serve
+    from focuscrawl.monitor.metrics import serve
 
     server = serve(registry, port, host)
     typer.echo(f"metrics: http://{host}:{server.port}/metrics", err=True)

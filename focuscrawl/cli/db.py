@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from focuscrawl import database
 from focuscrawl.cli.common import engine_from, settings_from
-from focuscrawl.embedded import EmbeddedServer
+from focuscrawl.db import database
+from focuscrawl.db.embedded import EmbeddedServer
 
 app = typer.Typer(
     help="Manage the database: the embedded server and schema migrations.", no_args_is_help=True
@@ -112,7 +112,7 @@ def distribute(
 ) -> None:
     """Lay the crawl out on the Citus coordinator FOCUSCRAWL_DATABASE_URL names: per-page
     tables distributed by host bucket, the rest reference tables (docs/scale-out.md)."""
-    from focuscrawl.distribute import distribute as lay_out
+    from focuscrawl.db.distribute import distribute as lay_out
 
     if not settings_from(ctx).database_url:
         raise typer.BadParameter(

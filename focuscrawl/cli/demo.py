@@ -18,10 +18,10 @@ import typer
 from focuscrawl.cli.common import settings_from
 from focuscrawl.cli.evaluate import DEFAULT_TOPIC, run_evaluation, summary_table
 from focuscrawl.cli.progress import ProgressLine
-from focuscrawl.corpus import read_meta
 from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.settings import Settings
+from focuscrawl.web.corpus import read_meta
 from focuscrawl.webbox.synthetic import SyntheticParams, define_synthetic
 from focuscrawl.webbox.wikispeedia import (
     ARCHIVE_NAME,
@@ -81,7 +81,7 @@ def demo_command(
     """Run the whole system on a local web and write a report: the first command to try."""
     from sqlalchemy.engine import make_url
 
-    from focuscrawl.database import database_url, make_engine
+    from focuscrawl.db.database import database_url, make_engine
     from focuscrawl.evaluation import EvalOptions
     from focuscrawl.report import write_report
 

@@ -10,10 +10,10 @@ import typer
 
 from focuscrawl.cli.common import engine_from, settings_from
 from focuscrawl.cli.progress import ProgressLine
-from focuscrawl.corpus import corpus_dir
 from focuscrawl.crawler.config import BACKLOG_SHARE
 from focuscrawl.errors import ConfigError
 from focuscrawl.evaluation.strategies import Strategy
+from focuscrawl.web.corpus import corpus_dir
 from focuscrawl.webbox.process import start_server_process
 
 DEFAULT_TOPIC = "subject.Science.Biology"

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from focuscrawl.cli.common import engine_from
-from focuscrawl.export import RELEVANT, export
+from focuscrawl.monitor.export import RELEVANT, export
 
 
 def export_command(

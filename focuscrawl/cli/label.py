@@ -10,7 +10,7 @@ import typer
 
 from focuscrawl.cli.common import engine_from, read_url_file
 from focuscrawl.errors import ConfigError
-from focuscrawl.labels import label, suggest
+from focuscrawl.topics.labels import label, suggest
 
 
 def label_command(

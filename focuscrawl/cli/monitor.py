@@ -14,9 +14,9 @@ from typing import Annotated, Any
 import typer
 
 from focuscrawl.cli.common import engine_from
-from focuscrawl.database import execute, plain_value
+from focuscrawl.db.database import execute, plain_value
+from focuscrawl.db.queries import queries
 from focuscrawl.errors import ConfigError
-from focuscrawl.queries import queries
 
 app = typer.Typer(
     help="The live view (no sub-command) and the monitoring queries of a crawl.",
@@ -100,7 +100,7 @@ def live(
         return
     if interval <= 0 or window <= 0:
         raise ConfigError("--interval and --window must be above 0")
-    from focuscrawl.dashboard import Watch, render, snapshot
+    from focuscrawl.monitor.dashboard import Watch, render, snapshot
 
     engine = engine_from(ctx)
     watch = Watch(window_s=window)

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from focuscrawl.cli.common import engine_from, read_url_file
+from focuscrawl.db.seeds import add_seeds
 from focuscrawl.errors import ConfigError
-from focuscrawl.seeds import add_seeds
 
 app = typer.Typer(help="Check seed URLs into the frontier.", no_args_is_help=True)
 

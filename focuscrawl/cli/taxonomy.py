@@ -8,14 +8,14 @@ from typing import Annotated
 import typer
 
 from focuscrawl.cli.common import engine_from, settings_from
-from focuscrawl.corpus import corpus_dir
 from focuscrawl.crawler.fetch import FetchConfig, Fetcher, fetch_page
 from focuscrawl.crawler.parse import parse_html
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
 from focuscrawl.errors import ConfigError, TaxonomyError
-from focuscrawl.queries import queries
-from focuscrawl.taxonomy import ROOT, Tree, load_tree, set_good
-from focuscrawl.taxonomy_import import from_corpus, from_directory, store_import
+from focuscrawl.topics.taxonomy import ROOT, Tree, load_tree, set_good
+from focuscrawl.topics.taxonomy_import import from_corpus, from_directory, store_import
+from focuscrawl.web.corpus import corpus_dir
 
 app = typer.Typer(help="The topic tree, its examples and good categories.", no_args_is_help=True)
 

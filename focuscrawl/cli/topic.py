@@ -8,8 +8,8 @@ import typer
 
 from focuscrawl.cli.common import engine_from, settings_from
 from focuscrawl.crawler.fetch import FetchConfig
-from focuscrawl.seeds import add_seeds
-from focuscrawl.topic import new_topic, read_examples
+from focuscrawl.db.seeds import add_seeds
+from focuscrawl.topics.topic import new_topic, read_examples
 
 app = typer.Typer(help="A topic of your own, from example pages.", no_args_is_help=True)
 

@@ -12,7 +12,7 @@ its URL's fragment, which browsers never send. ``/metrics`` needs the token too 
 the console listens on loopback only (Prometheus sends it as a bearer token).
 
 Handlers are plain functions: Starlette runs them in its thread pool, so a slow query
-never blocks the event loop. ``/metrics`` serves :class:`focuscrawl.metrics.CrawlMetrics`.
+never blocks the event loop. ``/metrics`` serves :class:`focuscrawl.monitor.metrics.CrawlMetrics`.
 """
 
 from __future__ import annotations
@@ -37,15 +37,15 @@ from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as Scope_
 
 from focuscrawl.crawler.scope import Scope, load_scope, save_scope
-from focuscrawl.dashboard import Watch, snapshot
-from focuscrawl.database import execute, plain_value, unreachable
+from focuscrawl.db.database import execute, plain_value, unreachable
+from focuscrawl.db.queries import queries
 from focuscrawl.distiller import latest_run, top
 from focuscrawl.errors import FocuscrawlError, TaxonomyError, first_invalid
 from focuscrawl.evaluation.metrics import moving_average, thin
-from focuscrawl.labels import label, suggest
-from focuscrawl.metrics import CrawlMetrics
-from focuscrawl.queries import queries
-from focuscrawl.taxonomy import load_tree, set_good
+from focuscrawl.monitor.dashboard import Watch, snapshot
+from focuscrawl.monitor.metrics import CrawlMetrics
+from focuscrawl.topics.labels import label, suggest
+from focuscrawl.topics.taxonomy import load_tree, set_good
 
 __all__ = ["ENDPOINTS", "LOOPBACK", "Console", "create_app", "new_token"]
 

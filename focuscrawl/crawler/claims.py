@@ -11,7 +11,7 @@ from typing import Any
 from focuscrawl.crawler.store import Claim
 from focuscrawl.crawler.timing import CLAIM_SCAN, FOCUSED_SITE_S
 from focuscrawl.crawler.visit import Visits
-from focuscrawl.urls import oid_bucket
+from focuscrawl.web.urls import oid_bucket
 
 __all__ = ["Claims", "claim_params"]
 

@@ -6,7 +6,7 @@ When that estimate uses the link model (``soft``, ``apprentice``), the store sco
 every out-link it checks in with the newest version: the link's own words and URL,
 plus the lowest value its parent's terms can take (``LinkModel.floor``), so the URL has
 an estimate before its parent is scored, never above the one it will have after
-(focuscrawl.linkmodel). Otherwise out-links are checked in unestimated (log R = -inf)
+(focuscrawl.topics.linkmodel). Otherwise out-links are checked in unestimated (log R = -inf)
 and wait for the classifier, as in 1999.
 """
 
@@ -16,8 +16,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from focuscrawl.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts
-from focuscrawl.queries import queries
+from focuscrawl.db.queries import queries
+from focuscrawl.topics.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts
 
 __all__ = ["CheckInEstimates"]
 

@@ -19,7 +19,7 @@ from collections.abc import Container
 from dataclasses import dataclass
 
 from focuscrawl.crawler.store import Claim
-from focuscrawl.urls import oid_bucket
+from focuscrawl.web.urls import oid_bucket
 
 __all__ = ["HOLD_S", "HOLD_TURNS", "MAX_HOLD_S", "SITE_LEASE_S", "Lease", "LeaseShelf"]
 

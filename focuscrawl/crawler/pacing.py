@@ -22,8 +22,8 @@ from focuscrawl.crawler.timing import (
     SCOPE_EVERY_S,
     SCORED_FALLBACK_S,
 )
+from focuscrawl.db.notify import PAGES_SCORED, Listener
 from focuscrawl.errors import DatabaseError
-from focuscrawl.notify import PAGES_SCORED, Listener
 
 __all__ = ["Pacing"]
 

@@ -18,8 +18,8 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from focuscrawl.errors import InvalidURL
-from focuscrawl.linkmodel import CONTEXT_WORDS, context_text
-from focuscrawl.urls import is_canonical, normalize_url
+from focuscrawl.topics.linkmodel import CONTEXT_WORDS, context_text
+from focuscrawl.web.urls import is_canonical, normalize_url
 
 __all__ = ["OutLink", "ParsedPage", "absolute_url", "detect_charset", "parse_html"]
 

@@ -13,7 +13,7 @@ from focuscrawl.crawler.parse import absolute_url, parse_html
 from focuscrawl.crawler.robots import header_directives
 from focuscrawl.crawler.sniff import sniff
 from focuscrawl.crawler.store import Claim, Outcome
-from focuscrawl.schema import DocState
+from focuscrawl.db.schema import DocState
 
 __all__ = ["HTML_TYPES", "REDIRECTS", "guard", "link_state", "outcome_of", "retry_or_fail"]
 

@@ -24,8 +24,8 @@ from focuscrawl.crawler.pacing import Pacing
 from focuscrawl.crawler.state import CrawlStats
 from focuscrawl.crawler.store import Outcome
 from focuscrawl.crawler.timing import TAKE_TIMEOUT
+from focuscrawl.db.schema import DocState
 from focuscrawl.errors import ConfigError
-from focuscrawl.schema import DocState
 
 __all__ = ["CrawlStats", "Crawler"]
 

@@ -26,10 +26,10 @@ from typing import Any
 
 from sqlalchemy.engine import Connection, Engine
 
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
 from focuscrawl.errors import ConfigError
-from focuscrawl.queries import queries
-from focuscrawl.urls import host_problem
+from focuscrawl.web.urls import host_problem
 
 __all__ = ["Scope", "load_scope", "save_scope"]
 

@@ -26,10 +26,10 @@ from focuscrawl.crawler.scope import Scope
 from focuscrawl.crawler.store import FLUSH_SECONDS, Store
 from focuscrawl.crawler.traps import TrapGuard
 from focuscrawl.crawler.warc import Exchange, WarcFiles
-from focuscrawl.database import engine_dsn, ensure_branch
-from focuscrawl.metrics import CrawlerMetrics
-from focuscrawl.notify import Listener
-from focuscrawl.shards import Layout
+from focuscrawl.db.database import engine_dsn, ensure_branch
+from focuscrawl.db.notify import Listener
+from focuscrawl.db.shards import Layout
+from focuscrawl.monitor.metrics import CrawlerMetrics
 
 __all__ = ["CRAWLER_APP", "CrawlStats", "CrawlerState"]
 

@@ -12,9 +12,9 @@ import psycopg2
 
 from focuscrawl.crawler.scope import Scope, load_scope
 from focuscrawl.crawler.state import CrawlerState
-from focuscrawl.database import close_quietly, retry_until_done
-from focuscrawl.queries import Prepared, prepared, queries
-from focuscrawl.shards import ShardMap
+from focuscrawl.db.database import close_quietly, retry_until_done
+from focuscrawl.db.queries import Prepared, prepared, queries
+from focuscrawl.db.shards import ShardMap
 
 __all__ = ["PER_PAGE_STATEMENTS", "Statements"]
 

@@ -21,12 +21,12 @@ import psycopg2
 from sqlalchemy.engine import Engine
 
 from focuscrawl.crawler.estimates import CheckInEstimates
-from focuscrawl.database import close_quietly, engine_dsn, error_line, retry_until_done
-from focuscrawl.linkmodel import LinkParts
-from focuscrawl.queries import queries
-from focuscrawl.schema import DocState
-from focuscrawl.shards import Layout
-from focuscrawl.urls import oid_bucket, split_url, url_ids
+from focuscrawl.db.database import close_quietly, engine_dsn, error_line, retry_until_done
+from focuscrawl.db.queries import queries
+from focuscrawl.db.schema import DocState
+from focuscrawl.db.shards import Layout
+from focuscrawl.topics.linkmodel import LinkParts
+from focuscrawl.web.urls import oid_bucket, split_url, url_ids
 
 __all__ = ["FLUSH_SECONDS", "Claim", "Outcome", "Store", "copy_rows"]
 
@@ -70,7 +70,7 @@ class Outcome:
     title: str | None = None
     text: str | None = None
     #: (normalised URL, anchor or None, context or None) of out-links and redirect
-    #: targets (the context: the words around the link, focuscrawl.linkmodel)
+    #: targets (the context: the words around the link, focuscrawl.topics.linkmodel)
     links: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     link_state: DocState = DocState.FRONTIER
     etag: str | None = None

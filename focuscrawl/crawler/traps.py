@@ -8,7 +8,7 @@ shape; the pages of a forum (``/thread/123``) share a pattern but not a shape. O
 crawler process has fetched ``limit`` pages of one pattern and one shape, the out-links
 of the next are not followed (the page itself is stored): the trap stops growing.
 Session ids in URLs, the other common trap, are stripped when URLs are normalised
-(``focuscrawl.urls``).
+(``focuscrawl.web.urls``).
 """
 
 from __future__ import annotations

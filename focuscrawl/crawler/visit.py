@@ -13,9 +13,9 @@ from focuscrawl.crawler.leases import SITE_LEASE_S, Lease
 from focuscrawl.crawler.parse import absolute_url
 from focuscrawl.crawler.policy import guard, outcome_of, retry_or_fail
 from focuscrawl.crawler.store import Claim, Outcome
+from focuscrawl.db.schema import DocState
 from focuscrawl.errors import InvalidURL
-from focuscrawl.schema import DocState
-from focuscrawl.urls import host_bucket, host_of, normalize_url, oid_bucket, oid_of
+from focuscrawl.web.urls import host_bucket, host_of, normalize_url, oid_bucket, oid_of
 
 __all__ = ["Visits"]
 

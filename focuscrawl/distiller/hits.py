@@ -9,10 +9,10 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from focuscrawl.database import execute, retry_rolled_back
+from focuscrawl.db.database import execute, retry_rolled_back
+from focuscrawl.db.queries import queries
+from focuscrawl.db.shards import shard_map
 from focuscrawl.errors import FocuscrawlError
-from focuscrawl.queries import queries
-from focuscrawl.shards import shard_map
 
 __all__ = [
     "DEFAULT_ITERATIONS",

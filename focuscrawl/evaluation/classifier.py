@@ -28,11 +28,11 @@ from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.classifier.store import latest_model, training_documents
 from focuscrawl.classifier.tokens import count_terms, document_text, matrix_of, vocabulary_of
 from focuscrawl.crawler.parse import parse_html
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
 from focuscrawl.errors import CorpusError, TaxonomyError
-from focuscrawl.queries import queries
-from focuscrawl.taxonomy import Tree, load_tree
-from focuscrawl.taxonomy_import import corpus_labels
+from focuscrawl.topics.taxonomy import Tree, load_tree
+from focuscrawl.topics.taxonomy_import import corpus_labels
 
 __all__ = ["Accuracy", "Evaluation", "Relevance", "TopicResult", "evaluate"]
 

@@ -21,12 +21,10 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from focuscrawl.background import ROOT, UserExample, build_background, topic_import
 from focuscrawl.classifier.model import HierarchicalModel
-from focuscrawl.corpus import read_meta
 from focuscrawl.crawler.config import BACKLOG_SHARE
 from focuscrawl.crawler.parse import parse_html
-from focuscrawl.database import drop_database, sibling_database
+from focuscrawl.db.database import drop_database, sibling_database
 from focuscrawl.errors import CorpusError
 from focuscrawl.evaluation.metrics import (
     cumulative_share,
@@ -46,7 +44,9 @@ from focuscrawl.evaluation.runs import (
 )
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import GroundTruth, load_truth
-from focuscrawl.taxonomy_import import from_corpus, web_links
+from focuscrawl.topics.background import ROOT, UserExample, build_background, topic_import
+from focuscrawl.topics.taxonomy_import import from_corpus, web_links
+from focuscrawl.web.corpus import read_meta
 from focuscrawl.webbox import load_corpus
 
 __all__ = [

@@ -17,18 +17,18 @@ from focuscrawl.classifier.store import requeue_scored, save_model, train_model
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.db.seeds import add_seeds
 from focuscrawl.distiller import boost, run_hits, top
 from focuscrawl.errors import FocuscrawlError
 from focuscrawl.evaluation.metrics import distances_from
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.truth import GroundTruth
 from focuscrawl.evaluation.truth_scorer import TruthScorer
-from focuscrawl.labels import label, suggest
-from focuscrawl.queries import queries
-from focuscrawl.seeds import add_seeds
-from focuscrawl.taxonomy import load_tree, set_good
-from focuscrawl.taxonomy_import import TaxonomyImport, store_import
+from focuscrawl.topics.labels import label, suggest
+from focuscrawl.topics.taxonomy import load_tree, set_good
+from focuscrawl.topics.taxonomy_import import TaxonomyImport, store_import
 
 __all__ = ["CrawlPlan", "CrawlTrace", "prepare_database", "prepare_strategy", "run_crawl"]
 

@@ -13,10 +13,10 @@ from sqlalchemy.engine import Connection, Engine
 from focuscrawl.classifier.estimates import Parent
 from focuscrawl.classifier.process import BATCH, Classifier
 from focuscrawl.classifier.store import StoredModel
-from focuscrawl.database import execute
-from focuscrawl.queries import queries
-from focuscrawl.taxonomy import Tree
-from focuscrawl.urls import oid_of
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.topics.taxonomy import Tree
+from focuscrawl.web.urls import oid_of
 
 __all__ = ["TruthScorer"]
 

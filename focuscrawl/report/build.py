@@ -18,10 +18,10 @@ import jinja2
 from markupsafe import Markup
 from sqlalchemy.engine import Connection, Engine
 
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
 from focuscrawl.distiller import top
 from focuscrawl.evaluation.metrics import distance_order, moving_average, thin
-from focuscrawl.queries import queries
 from focuscrawl.report.svg import Series, bar_chart, line_chart
 
 __all__ = ["Table", "write_report"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focuscrawl.corpus import Corpus, StaticCorpus, corpus_dir, read_meta
 from focuscrawl.errors import CorpusError
+from focuscrawl.web.corpus import Corpus, StaticCorpus, corpus_dir, read_meta
 from focuscrawl.webbox.server import RequestLog, WebBox, WebBoxThread, iter_log, serve_forever
 
 __all__ = [

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import urlsplit
 
-from focuscrawl.corpus import Corpus
 from focuscrawl.errors import ConfigError, InvalidURL
-from focuscrawl.urls import normalize_url
+from focuscrawl.web.corpus import Corpus
+from focuscrawl.web.urls import normalize_url
 from focuscrawl.webbox.faults import fault_response, fault_robots, is_fault_host
 from focuscrawl.webbox.response import Response, html_page
 

@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from focuscrawl.corpus import FORMAT, Page
 from focuscrawl.errors import ConfigError
+from focuscrawl.web.corpus import FORMAT, Page
 
 __all__ = ["SyntheticCorpus", "SyntheticParams", "define_synthetic"]
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from focuscrawl.errors import CorpusError
-from focuscrawl.urls import normalize_url
+from focuscrawl.web.urls import normalize_url
 
 __all__ = ["ARCHIVE_NAME", "archive_places", "find_archive", "import_wikispeedia"]
 

@@ -20,7 +20,7 @@ TSTZ = sa.DateTime(timezone=True)
 
 def upgrade() -> None:
     # A document's oid and bytehash come from the MD5 of its normalised URL
-    # (focuscrawl.urls computes the same in Python).
+    # (focuscrawl.web.urls computes the same in Python).
     op.execute(
         """
         CREATE FUNCTION url_oid(url text) RETURNS bigint

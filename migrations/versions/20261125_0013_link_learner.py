@@ -1,7 +1,7 @@
 """The link learner (the 2002 paper's apprentice): link contexts, in-links, link models.
 
 - ``link.context``: the words around a link in its page's text, up to
-  ``focuscrawl.linkmodel.CONTEXT_WORDS`` either side, as ``before | after`` (NULL for a
+  ``focuscrawl.topics.linkmodel.CONTEXT_WORDS`` either side, as ``before | after`` (NULL for a
   redirect or a frame); the anchor text stays in ``link.anchor``.
 - ``link_dst (oid_dst)``: a page's in-links. When the classifier scores a page, every
   link that pointed to it becomes a training example of the link learner.

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from focuscrawl.embedded import _bin_dir
+from focuscrawl.db.embedded import _bin_dir
 from focuscrawl.webbox.process import start_server_process
 from tests.classifier.topics import page_url, write_corpus, write_tree_dir
 

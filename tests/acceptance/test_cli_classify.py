@@ -7,7 +7,7 @@ import json
 import signal
 from pathlib import Path
 
-from focuscrawl.corpus import StaticCorpus, read_meta
+from focuscrawl.web.corpus import StaticCorpus, read_meta
 from focuscrawl.webbox.process import start_server_process
 from tests.classifier.topics import page_url, write_corpus, write_tree_dir
 

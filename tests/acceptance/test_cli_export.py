@@ -15,7 +15,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from acceptance_helpers import crawl_sports_in_rounds  # type: ignore[import-not-found]
 
-from focuscrawl.export import export
+from focuscrawl.monitor.export import export
 
 
 def test_export_every_kind_as_jsonl_and_csv(
@@ -95,8 +95,8 @@ def test_an_export_killed_midway_leaves_a_file_the_next_export_removes(
     out = tmp_path / "fetched.jsonl"
     writer = (
         "import os, signal, sys\n"
-        "from focuscrawl import export as module\n"
-        "from focuscrawl.database import make_engine\n"
+        "from focuscrawl.monitor import export as module\n"
+        "from focuscrawl.db.database import make_engine\n"
         "def write(rows, fmt, stream):\n"
         '    stream.write(\'{"url": "half a row\')\n'
         "    stream.flush()\n"

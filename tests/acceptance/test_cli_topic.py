@@ -8,7 +8,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from focuscrawl.background import load_background
+from focuscrawl.topics.background import load_background
 from focuscrawl.webbox.process import start_server_process
 from tests.classifier.topics import page_url, write_corpus
 

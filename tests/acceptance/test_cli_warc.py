@@ -15,9 +15,9 @@ import pytest
 import sqlalchemy as sa
 from warcio.archiveiterator import ArchiveIterator
 
-from focuscrawl.corpus import StaticCorpus, read_meta
 from focuscrawl.crawler.warc import Exchange, WarcFiles
 from focuscrawl.errors import ConfigError
+from focuscrawl.web.corpus import StaticCorpus, read_meta
 from focuscrawl.webbox.process import start_server_process
 from tests.classifier.topics import page_url, write_corpus
 

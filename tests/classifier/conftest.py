@@ -8,8 +8,8 @@ import pytest
 import sqlalchemy as sa
 
 from focuscrawl.classifier import train_model
-from focuscrawl.taxonomy import set_good
-from focuscrawl.taxonomy_import import from_corpus, from_directory, store_import
+from focuscrawl.topics.taxonomy import set_good
+from focuscrawl.topics.taxonomy_import import from_corpus, from_directory, store_import
 from tests.classifier.topics import write_tree_dir
 
 

@@ -17,13 +17,13 @@ from focuscrawl.classifier.rescore import rescore
 from focuscrawl.classifier.tokens import document_text
 from focuscrawl.crawler.config import Mode
 from focuscrawl.crawler.store import Claim, Outcome, Store
+from focuscrawl.db.queries import queries
+from focuscrawl.db.schema import SEED_PRIORITY, DocState
+from focuscrawl.db.seeds import add_seeds
 from focuscrawl.errors import ConfigError, TaxonomyError
-from focuscrawl.queries import queries
-from focuscrawl.schema import SEED_PRIORITY, DocState
-from focuscrawl.seeds import add_seeds
-from focuscrawl.taxonomy import load_tree, set_good
-from focuscrawl.taxonomy_import import Example, TaxonomyImport, from_directory, store_import
-from focuscrawl.urls import oid_of
+from focuscrawl.topics.taxonomy import load_tree, set_good
+from focuscrawl.topics.taxonomy_import import Example, TaxonomyImport, from_directory, store_import
+from focuscrawl.web.urls import oid_of
 from focuscrawl.webbox import WebBoxThread
 from tests.classifier.topics import page_url, write_tree_dir
 from tests.crawler.conftest import crawl

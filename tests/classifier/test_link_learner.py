@@ -16,13 +16,13 @@ from focuscrawl.classifier import apprentice, train_model
 from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
 from focuscrawl.classifier.estimates import Parent, pass_estimates
 from focuscrawl.crawler.config import Mode
+from focuscrawl.db.shards import ShardMap
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
-from focuscrawl.linkmodel import LinkModel, LinkParts
-from focuscrawl.shards import ShardMap
-from focuscrawl.taxonomy import load_tree, set_good
-from focuscrawl.taxonomy_import import from_corpus, store_import
-from focuscrawl.urls import split_url
+from focuscrawl.topics.linkmodel import LinkModel, LinkParts
+from focuscrawl.topics.taxonomy import load_tree, set_good
+from focuscrawl.topics.taxonomy_import import from_corpus, store_import
+from focuscrawl.web.urls import split_url
 from focuscrawl.webbox import WebBoxThread
 from tests.classifier.topics import LEAVES, TRUTH, page_url
 from tests.crawler.conftest import crawl

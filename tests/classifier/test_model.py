@@ -23,8 +23,8 @@ from focuscrawl.classifier.tokens import (
     tokenize,
     vocabulary_of,
 )
-from focuscrawl.taxonomy import ROOT, Node, Tree
-from focuscrawl.taxonomy_import import from_directory
+from focuscrawl.topics.taxonomy import ROOT, Node, Tree
+from focuscrawl.topics.taxonomy_import import from_directory
 from tests.classifier.topics import LEAVES, page_text, write_tree_dir
 
 

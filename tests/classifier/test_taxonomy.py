@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.errors import TaxonomyError
-from focuscrawl.taxonomy import ROOT, Node, Tree, tree_from_edges, tree_from_paths
-from focuscrawl.taxonomy_import import from_corpus, from_directory
+from focuscrawl.topics.taxonomy import ROOT, Node, Tree, tree_from_edges, tree_from_paths
+from focuscrawl.topics.taxonomy_import import from_corpus, from_directory
 from tests.classifier.topics import LEAVES, write_corpus, write_tree_dir
 
 

@@ -16,9 +16,9 @@ from focuscrawl.crawler import pacing
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler, CrawlStats
-from focuscrawl.database import engine_dsn
-from focuscrawl.notify import PAGES_STORED, Listener
-from focuscrawl.seeds import add_seeds
+from focuscrawl.db.database import engine_dsn
+from focuscrawl.db.notify import PAGES_STORED, Listener
+from focuscrawl.db.seeds import add_seeds
 from focuscrawl.webbox import WebBoxThread
 from tests.classifier.topics import page_url
 from tests.crawler.conftest import crawl

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler, CrawlStats
-from focuscrawl.seeds import add_seeds
+from focuscrawl.db.seeds import add_seeds
 from focuscrawl.webbox import RequestLog, WebBox, WebBoxThread, iter_log
 from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 

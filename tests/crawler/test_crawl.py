@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.process import Crawler
 from focuscrawl.crawler.timing import DUE_S
-from focuscrawl.schema import DocState
-from focuscrawl.urls import oid_of
+from focuscrawl.db.schema import DocState
+from focuscrawl.web.urls import oid_of
 from focuscrawl.webbox import WebBoxThread
 from focuscrawl.webbox.synthetic import SyntheticCorpus
 

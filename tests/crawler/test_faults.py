@@ -7,7 +7,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from focuscrawl.schema import DocState
+from focuscrawl.db.schema import DocState
 from focuscrawl.webbox import WebBoxThread, iter_log
 
 from .conftest import crawl

@@ -15,11 +15,11 @@ import sqlalchemy as sa
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
-from focuscrawl.database import make_engine, upgrade
-from focuscrawl.embedded import EmbeddedServer
-from focuscrawl.queries import queries
-from focuscrawl.schema import DocState
-from focuscrawl.seeds import add_seeds
+from focuscrawl.db.database import make_engine, upgrade
+from focuscrawl.db.embedded import EmbeddedServer
+from focuscrawl.db.queries import queries
+from focuscrawl.db.schema import DocState
+from focuscrawl.db.seeds import add_seeds
 from focuscrawl.webbox import RequestLog, WebBox, WebBoxThread, iter_log
 from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 

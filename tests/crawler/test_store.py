@@ -8,9 +8,9 @@ import time
 import sqlalchemy as sa
 
 from focuscrawl.crawler.store import FLUSH_SECONDS, Claim, Outcome, Store
-from focuscrawl.schema import DocState
-from focuscrawl.seeds import add_seeds
-from focuscrawl.urls import oid_of
+from focuscrawl.db.schema import DocState
+from focuscrawl.db.seeds import add_seeds
+from focuscrawl.web.urls import oid_of
 
 PAGE = "http://a.example/page"
 B, C, D = "http://b.example/b", "http://c.example/c", "http://a.example/d"

@@ -11,12 +11,12 @@ import pytest
 import sqlalchemy as sa
 
 from focuscrawl.classifier import Classifier, train_model
-from focuscrawl.corpus import read_labels
 from focuscrawl.crawler.config import Mode
 from focuscrawl.distiller import boost, run_hits, top
-from focuscrawl.taxonomy import set_good
-from focuscrawl.taxonomy_import import from_corpus, store_import
-from focuscrawl.urls import oid_of
+from focuscrawl.topics.taxonomy import set_good
+from focuscrawl.topics.taxonomy_import import from_corpus, store_import
+from focuscrawl.web.corpus import read_labels
+from focuscrawl.web.urls import oid_of
 from focuscrawl.webbox import WebBox, WebBoxThread, load_corpus
 from tests.crawler.conftest import crawl
 

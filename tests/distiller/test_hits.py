@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from focuscrawl.db.queries import queries
 from focuscrawl.distiller import run_hits
-from focuscrawl.queries import queries
 
 
 @dataclass

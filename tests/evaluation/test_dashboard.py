@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from focuscrawl.dashboard import Snapshot, Watch, render
+from focuscrawl.monitor.dashboard import Snapshot, Watch, render
 
 
 def snap(at: float, fetched: int, relevance_sum: float, avg_100: float, frontier: int = 500):  # type: ignore[no-untyped-def]

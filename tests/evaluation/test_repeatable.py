@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from focuscrawl.database import make_engine
+from focuscrawl.db.database import make_engine
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_database, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
-from focuscrawl.taxonomy_import import from_corpus
+from focuscrawl.topics.taxonomy_import import from_corpus
 from focuscrawl.webbox import WebBoxThread
 from tests.classifier.topics import TRUTH, page_url
 from tests.conftest import _fresh_database

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.cluster import CITUS_BUILD, LocalCluster, citus_bin_dir
+from focuscrawl.db.cluster import CITUS_BUILD, LocalCluster, citus_bin_dir
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""Lists go to PostgreSQL as one array literal each (focuscrawl.arrays), and come back
+"""Lists go to PostgreSQL as one array literal each (focuscrawl.db.arrays), and come back
 as they went, whatever their strings hold."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from focuscrawl.arrays import array_literal
+from focuscrawl.db.arrays import array_literal
 
 
 def _round_trip(engine: sa.Engine, cast: str, values: list[Any]) -> tuple[Any, str]:

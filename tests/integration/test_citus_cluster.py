@@ -1,4 +1,4 @@
-"""A local Citus cluster (focuscrawl.cluster): a coordinator and two workers start from
+"""A local Citus cluster (focuscrawl.db.cluster): a coordinator and two workers start from
 citus-build's PostgreSQL, and the fact the distributed layout is designed around holds:
 Citus refuses today's claim (FOR UPDATE with no equality on the distribution column)
 and runs a claim inside one bucket; and the statement shapes the layout relies on (or
@@ -14,7 +14,7 @@ from typing import Any
 import psycopg2
 import pytest
 
-from focuscrawl.cluster import BASE_PORT
+from focuscrawl.db.cluster import BASE_PORT
 from tests.integration.citus_nodes import local_cluster
 
 

@@ -18,7 +18,7 @@ import psycopg2
 import pytest
 
 from focuscrawl.crawler.claims import claim_params
-from focuscrawl.queries import queries
+from focuscrawl.db.queries import queries
 from focuscrawl.webbox.process import start_server_process
 from tests.classifier.topics import page_url, write_corpus, write_tree_dir
 from tests.integration.citus_nodes import cli_environment, focuscrawl, local_cluster

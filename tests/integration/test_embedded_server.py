@@ -8,7 +8,7 @@ from pathlib import Path
 import psycopg2
 import pytest
 
-from focuscrawl.embedded import EmbeddedServer, shared_buffers_mb, usable_memory
+from focuscrawl.db.embedded import EmbeddedServer, shared_buffers_mb, usable_memory
 
 
 @pytest.mark.skipif(

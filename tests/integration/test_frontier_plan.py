@@ -10,11 +10,11 @@ import pytest
 import sqlalchemy as sa
 
 from focuscrawl.crawler.claims import claim_params
-from focuscrawl.database import execute
-from focuscrawl.queries import queries
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
 
 FRONTIER_ROWS = 20_000
-#: on one server a claim names every bucket (focuscrawl.shards)
+#: on one server a claim names every bucket (focuscrawl.db.shards)
 ALL_BUCKETS = list(range(256))
 
 

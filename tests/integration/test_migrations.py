@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from focuscrawl.database import (
+from focuscrawl.db.database import (
     OPTIONAL_BRANCHES,
     _branch_head,
     _shipped_heads,
@@ -20,8 +20,8 @@ from focuscrawl.database import (
     make_engine,
     upgrade,
 )
+from focuscrawl.db.schema import metadata
 from focuscrawl.errors import SchemaError
-from focuscrawl.schema import metadata
 
 TABLES = {
     "taxonomy", "example", "site", "doc", "doc_text", "link", "distill_run", "hits_score",
@@ -172,7 +172,7 @@ def test_ensure_schema_refuses_a_schema_from_a_newer_version(engine: sa.Engine) 
 
 
 def test_sql_url_hashes_equal_the_python_ones(engine: sa.Engine) -> None:
-    from focuscrawl.urls import bytehash_of, normalize_url, oid_of, split_url, url_ids
+    from focuscrawl.web.urls import bytehash_of, normalize_url, oid_of, split_url, url_ids
 
     urls = [
         normalize_url(u)

@@ -9,8 +9,8 @@ import psycopg2
 import pytest
 import sqlalchemy as sa
 
-from focuscrawl import database
-from focuscrawl.database import engine_dsn, retry_until_done, unavailable
+from focuscrawl.db import database
+from focuscrawl.db.database import engine_dsn, retry_until_done, unavailable
 
 
 def _closed_port_dsn() -> str:
@@ -105,7 +105,7 @@ def test_a_lost_connection_reported_as_a_system_error_is_one_line_and_waited_out
                 raise SystemError("<built-in method copy_expert> returned NULL") from lost
         return "stored"
 
-    with caplog.at_level("WARNING", logger="focuscrawl.database"):
+    with caplog.at_level("WARNING", logger="focuscrawl.db.database"):
         assert retry_until_done(copy_during_shutdown, "store") == "stored"
     assert calls == [1, 1]
     waits = [r.getMessage() for r in caplog.records]

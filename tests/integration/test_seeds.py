@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from focuscrawl.schema import SEED_PRIORITY
-from focuscrawl.seeds import add_seeds, read_seed_file
+from focuscrawl.db.schema import SEED_PRIORITY
+from focuscrawl.db.seeds import add_seeds, read_seed_file
 
 
 def test_seeds_are_normalised_deduplicated_and_bad_ones_reported(engine: sa.Engine) -> None:

@@ -19,11 +19,11 @@ from focuscrawl.classifier import Classifier, train_model
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
+from focuscrawl.db.seeds import add_seeds
 from focuscrawl.errors import ConfigError
-from focuscrawl.metrics import DOCUMENTED, CrawlMetrics, serve
-from focuscrawl.seeds import add_seeds
-from focuscrawl.taxonomy import set_good
-from focuscrawl.taxonomy_import import from_corpus, store_import
+from focuscrawl.monitor.metrics import DOCUMENTED, CrawlMetrics, serve
+from focuscrawl.topics.taxonomy import set_good
+from focuscrawl.topics.taxonomy_import import from_corpus, store_import
 from focuscrawl.webbox import WebBoxThread
 from tests.classifier.topics import page_url
 

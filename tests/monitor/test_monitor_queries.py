@@ -13,10 +13,10 @@ import sqlalchemy as sa
 
 from focuscrawl.classifier import Classifier, train_model
 from focuscrawl.cli.monitor import names
-from focuscrawl.corpus import StaticCorpus, read_meta
 from focuscrawl.crawler.config import Mode
-from focuscrawl.taxonomy import set_good
-from focuscrawl.taxonomy_import import from_directory, store_import
+from focuscrawl.topics.taxonomy import set_good
+from focuscrawl.topics.taxonomy_import import from_directory, store_import
+from focuscrawl.web.corpus import StaticCorpus, read_meta
 from focuscrawl.webbox import WebBox, WebBoxThread
 from tests.classifier.topics import page_url, write_corpus, write_tree_dir
 from tests.crawler.conftest import crawl

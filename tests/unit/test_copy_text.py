@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from focuscrawl.crawler.estimates import CheckInEstimates
 from focuscrawl.crawler.store import Claim, Outcome, _escape, _link_lines
-from focuscrawl.linkmodel import FEATURE_BITS, LinkModel, log_sigmoid
-from focuscrawl.schema import DocState
-from focuscrawl.urls import oid_of
+from focuscrawl.db.schema import DocState
+from focuscrawl.topics.linkmodel import FEATURE_BITS, LinkModel, log_sigmoid
+from focuscrawl.web.urls import oid_of
 
 #: COPY's text format, as PostgreSQL's documentation gives it (and NUL, which text
 #: cannot hold, dropped)

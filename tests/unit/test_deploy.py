@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.embedded import server_settings
+from focuscrawl.db.embedded import server_settings
 
 REPO = Path(__file__).resolve().parents[2]
 UNITS = sorted(

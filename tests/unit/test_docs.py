@@ -18,10 +18,10 @@ import typer.main
 
 from focuscrawl.cli import app
 from focuscrawl.console.app import ENDPOINTS
-from focuscrawl.metrics import ClassifierMetrics, CrawlerMetrics
-from focuscrawl.queries import queries
+from focuscrawl.db.queries import queries
+from focuscrawl.db.schema import metadata
+from focuscrawl.monitor.metrics import ClassifierMetrics, CrawlerMetrics
 from focuscrawl.reference import render
-from focuscrawl.schema import metadata
 from focuscrawl.settings import SETTINGS
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl import embedded
-from focuscrawl.embedded import server_settings, shared_buffers_mb, usable_memory
+from focuscrawl.db import embedded
+from focuscrawl.db.embedded import server_settings, shared_buffers_mb, usable_memory
 
 GIB = 2**30
 

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from focuscrawl.corpus import StaticCorpus
 from focuscrawl.crawler.fetch import FetchResult, _fields, retry_after_seconds
 from focuscrawl.crawler.parse import absolute_url
 from focuscrawl.crawler.robots import RobotsCache, header_directives
 from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.settings import SETTINGS
-from focuscrawl.urls import normalize_url
+from focuscrawl.web.corpus import StaticCorpus
+from focuscrawl.web.urls import normalize_url
 
 #: a bound on the time each property may take in CI
 BOUNDED = settings(max_examples=200, deadline=None)

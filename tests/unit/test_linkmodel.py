@@ -1,4 +1,4 @@
-"""The link learner's features and its estimate formula (focuscrawl.linkmodel)."""
+"""The link learner's features and its estimate formula (focuscrawl.topics.linkmodel)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from focuscrawl.linkmodel import (
+from focuscrawl.topics.linkmodel import (
     FEATURE_BITS,
     RELEVANCE_BUCKETS,
     LinkModel,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from focuscrawl.crawler.parse import absolute_url, detect_charset, parse_html
 from focuscrawl.errors import InvalidURL
-from focuscrawl.urls import MAX_URL_LENGTH, normalize_url
+from focuscrawl.web.urls import MAX_URL_LENGTH, normalize_url
 
 BASE = "http://a.example/dir/page.html"
 

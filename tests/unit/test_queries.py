@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.queries import load_queries, prepared, queries, replaced
+from focuscrawl.db.queries import load_queries, prepared, queries, replaced
 
 
 def test_named_blocks_are_parsed_with_subdirectory_prefixes(tmp_path: Path) -> None:

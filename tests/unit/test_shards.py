@@ -1,9 +1,9 @@
-"""focuscrawl.shards: which buckets share a shard, and a batch of oids split by shard."""
+"""focuscrawl.db.shards: which buckets share a shard, and a batch of oids split by shard."""
 
 from __future__ import annotations
 
-from focuscrawl.shards import BUCKETS, ShardMap
-from focuscrawl.urls import oid_bucket, oid_of
+from focuscrawl.db.shards import BUCKETS, ShardMap
+from focuscrawl.web.urls import oid_bucket, oid_of
 
 
 def test_one_server_is_one_group_of_every_bucket() -> None:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.errors import InvalidURL
-from focuscrawl.urls import (
+from focuscrawl.web.urls import (
     bytehash_of,
     host_bucket,
     host_of,
@@ -138,7 +138,7 @@ def test_split_url_gives_the_scheme_host_and_path(url: str, parts: tuple[bool, s
 def test_the_fast_path_agrees_with_the_full_normalisation(
     host: str, port: int | None, path: str, scheme: str
 ) -> None:
-    from focuscrawl import urls
+    from focuscrawl.web import urls
 
     url = f"{scheme}://{host}{'' if port is None else f':{port}'}/{path}"
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from focuscrawl.corpus import Corpus
+from focuscrawl.web.corpus import Corpus
 from focuscrawl.webbox import WebBox, WebBoxThread, load_corpus
 
 

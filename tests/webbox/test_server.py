@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from focuscrawl.corpus import Corpus
 from focuscrawl.errors import ConfigError, CorpusError
+from focuscrawl.web.corpus import Corpus
 from focuscrawl.webbox import WebBox, WebBoxThread, iter_log, load_corpus
 from focuscrawl.webbox.server import check_loopback
 

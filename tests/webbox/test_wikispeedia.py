@@ -10,8 +10,8 @@ import httpx
 import pytest
 from lxml import html as lxml_html
 
-from focuscrawl.corpus import Corpus
-from focuscrawl.urls import host_of, normalize_url
+from focuscrawl.web.corpus import Corpus
+from focuscrawl.web.urls import host_of, normalize_url
 from focuscrawl.webbox import WebBox, WebBoxThread
 
 ARTICLES = 4_604

@@ -12,7 +12,7 @@ from focuscrawl.errors import FocuscrawlError
 
 __all__ = ["resource_dir"]
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]  # focuscrawl/
 
 
 def resource_dir(name: str) -> Path:

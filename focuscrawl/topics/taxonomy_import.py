@@ -17,12 +17,12 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from focuscrawl.corpus import Corpus, read_meta, read_taxonomy
 from focuscrawl.crawler.parse import OutLink, parse_html
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
 from focuscrawl.errors import CorpusError, TaxonomyError
-from focuscrawl.queries import queries
-from focuscrawl.taxonomy import Tree, tree_from_edges, tree_from_paths
+from focuscrawl.topics.taxonomy import Tree, tree_from_edges, tree_from_paths
+from focuscrawl.web.corpus import Corpus, read_meta, read_taxonomy
 from focuscrawl.webbox import load_corpus
 
 __all__ = [

@@ -20,9 +20,9 @@ from typing import Any, TextIO
 
 from sqlalchemy.engine import Engine
 
+from focuscrawl.db.queries import queries
 from focuscrawl.errors import ConfigError
 from focuscrawl.pids import alive
-from focuscrawl.queries import queries
 
 __all__ = ["COLUMNS", "FORMATS", "RELEVANT", "WHATS", "export"]
 

@@ -28,8 +28,13 @@ from typing import Any
 
 from focuscrawl.crawler.parse import OutLink, parse_html
 from focuscrawl.errors import TaxonomyError
-from focuscrawl.taxonomy import tree_from_paths
-from focuscrawl.taxonomy_import import Example, TaxonomyImport, corpus_labels, corpus_taxonomy
+from focuscrawl.topics.taxonomy import tree_from_paths
+from focuscrawl.topics.taxonomy_import import (
+    Example,
+    TaxonomyImport,
+    corpus_labels,
+    corpus_taxonomy,
+)
 
 __all__ = ["ROOT", "UserExample", "build_background", "load_background", "topic_import"]
 
@@ -85,7 +90,7 @@ def build_background(
 
 def load_background() -> Background:
     """The shipped background."""
-    data = resources.files("focuscrawl").joinpath("background.json.gz").read_bytes()
+    data = resources.files("focuscrawl.topics").joinpath("background.json.gz").read_bytes()
     raw: dict[str, Any] = json.loads(gzip.decompress(data))
     return {name: [(t, x) for t, x in items] for name, items in raw["categories"].items()}
 

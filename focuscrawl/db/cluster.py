@@ -1,7 +1,7 @@
 """A local Citus cluster (a coordinator and workers on this machine), for tests and
 benchmarks of the crawl's distributed layout (docs/discussions/scale-out.md).
 
-Each node is an :class:`~focuscrawl.embedded.EmbeddedServer` of its own under
+Each node is an :class:`~focuscrawl.db.embedded.EmbeddedServer` of its own under
 ``<home>/<node>``, run from a PostgreSQL build that has the Citus extension
 (``../shared/tools/citus-build`` makes one from pgserver's PostgreSQL), with
 ``citus`` preloaded. Nodes speak over Unix sockets only, as the embedded server does:
@@ -17,13 +17,13 @@ from pathlib import Path
 import psycopg2
 from psycopg2.extensions import parse_dsn
 
-from focuscrawl.embedded import DATABASE_NAME, EmbeddedServer, _bin_dir
+from focuscrawl.db.embedded import DATABASE_NAME, EmbeddedServer, _bin_dir
 from focuscrawl.errors import DatabaseError
 
 __all__ = ["CITUS_BUILD", "LocalCluster", "citus_bin_dir"]
 
 #: the build script beside the checkout (../shared/tools/citus-build)
-CITUS_BUILD = Path(__file__).resolve().parents[2] / "shared" / "tools" / "citus-build"
+CITUS_BUILD = Path(__file__).resolve().parents[3] / "shared" / "tools" / "citus-build"
 BASE_PORT = 9700
 #: each node's shared_buffers: three nodes on one machine must not each take a quarter
 NODE_SHARED_BUFFERS = "512MB"

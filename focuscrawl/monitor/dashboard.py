@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Engine
 
-from focuscrawl.database import execute
-from focuscrawl.queries import queries
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
 
 __all__ = ["Alarms", "Snapshot", "Watch", "render", "snapshot"]
 

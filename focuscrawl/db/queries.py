@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from focuscrawl.resources import resource_dir
+from focuscrawl.db.resources import resource_dir
 
 __all__ = [
     "Prepared",

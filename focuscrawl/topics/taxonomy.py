@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection, Engine
 
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
 from focuscrawl.errors import TaxonomyError
-from focuscrawl.queries import queries
 
 __all__ = [
     "ROOT",

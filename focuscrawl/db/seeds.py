@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection
 
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.db.schema import SEED_PRIORITY
 from focuscrawl.errors import InvalidURL
-from focuscrawl.queries import queries
-from focuscrawl.schema import SEED_PRIORITY
-from focuscrawl.urls import normalize_url, oid_of, split_url
+from focuscrawl.web.urls import normalize_url, oid_of, split_url
 
 __all__ = ["SeedResult", "add_seeds", "read_seed_file"]
 

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection, Engine
 
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
 from focuscrawl.errors import DatabaseError
-from focuscrawl.queries import queries
 
 __all__ = ["DISTRIBUTED", "FUNCTIONS", "REFERENCE", "Distributed", "distribute"]
 

@@ -1,6 +1,6 @@
 """A topic from a handful of examples (``focuscrawl topic new``): the user's pages, read
 from URLs, files or directories, placed in the shipped background taxonomy
-(``focuscrawl.background``), marked good and trained on; the examples' own URLs and
+(``focuscrawl.topics.background``), marked good and trained on; the examples' own URLs and
 their out-links are the suggested seeds."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from focuscrawl.background import ROOT, UserExample, load_background, topic_import
 from focuscrawl.crawler.fetch import FetchConfig, Fetcher, fetch_page
 from focuscrawl.crawler.parse import parse_html
 from focuscrawl.crawler.sniff import sniff
 from focuscrawl.errors import ConfigError, InvalidURL
-from focuscrawl.taxonomy import set_good
-from focuscrawl.taxonomy_import import HTML_SUFFIXES, store_import, web_links
-from focuscrawl.urls import normalize_url
+from focuscrawl.topics.background import ROOT, UserExample, load_background, topic_import
+from focuscrawl.topics.taxonomy import set_good
+from focuscrawl.topics.taxonomy_import import HTML_SUFFIXES, store_import, web_links
+from focuscrawl.web.urls import normalize_url
 
 __all__ = ["NewTopic", "new_topic", "read_examples"]
 

@@ -181,7 +181,7 @@ class EmbeddedServer:
         self.home = home.expanduser().resolve()
         self.shared_buffers = shared_buffers
         self.pgdata = self.home / "pgdata"
-        #: another build of pgserver's PostgreSQL (a Citus node's: focuscrawl.cluster)
+        #: another build of pgserver's PostgreSQL (a Citus node's: focuscrawl.db.cluster)
         self._bin_dir = bin_dir
         #: names the socket file; several servers may share a socket directory
         self.port = port

@@ -21,12 +21,12 @@ from sqlalchemy.engine import Engine
 
 from focuscrawl.classifier.store import latest_model
 from focuscrawl.classifier.tokens import document_text
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.db.schema import DocState
 from focuscrawl.errors import ConfigError, InvalidURL
-from focuscrawl.queries import queries
-from focuscrawl.schema import DocState
-from focuscrawl.taxonomy import load_tree
-from focuscrawl.urls import normalize_url, oid_of
+from focuscrawl.topics.taxonomy import load_tree
+from focuscrawl.web.urls import normalize_url, oid_of
 
 __all__ = ["Labelled", "Suggestion", "label", "suggest"]
 

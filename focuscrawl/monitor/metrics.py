@@ -28,9 +28,9 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy.engine import Engine
 
-from focuscrawl.database import execute
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
 from focuscrawl.errors import ConfigError
-from focuscrawl.queries import queries
 
 __all__ = [
     "DOCUMENTED",

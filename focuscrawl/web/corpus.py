@@ -25,7 +25,7 @@ from typing import Annotated, Any, Protocol
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from focuscrawl.errors import CorpusError, InvalidURL, first_invalid
-from focuscrawl.urls import host_of, normalize_url
+from focuscrawl.web.urls import host_of, normalize_url
 
 __all__ = [
     "FORMAT",

@@ -21,10 +21,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.engine.url import make_url
 
-from focuscrawl import arrays
-from focuscrawl.embedded import EmbeddedServer
+from focuscrawl.db import arrays
+from focuscrawl.db.embedded import EmbeddedServer
+from focuscrawl.db.resources import resource_dir
 from focuscrawl.errors import DatabaseError, SchemaError
-from focuscrawl.resources import resource_dir
 from focuscrawl.settings import Settings
 
 if TYPE_CHECKING:  # alembic is imported where it runs: a tenth of a second at every start
@@ -125,7 +125,7 @@ def make_engine(url: str) -> Engine:
         parsed = make_url(libpq_url(url)).set(drivername="postgresql+psycopg2")
     except sa.exc.ArgumentError as exc:
         raise DatabaseError(f"not a database URL: {exc}") from exc
-    arrays.register()  # lists go as one array literal each (focuscrawl.arrays)
+    arrays.register()  # lists go as one array literal each (focuscrawl.db.arrays)
     return sa.create_engine(parsed, pool_pre_ping=True, pool_size=8, max_overflow=32)
 
 
@@ -322,7 +322,7 @@ def open_database(settings: Settings, migrate: bool = True) -> Engine:
 
 
 _T = TypeVar("_T")
-_log = logging.getLogger("focuscrawl.database")
+_log = logging.getLogger("focuscrawl.db.database")
 
 
 def rolled_back(exc: BaseException) -> bool:

@@ -24,9 +24,9 @@ from typing import TypeVar
 
 from sqlalchemy.engine import Connection, Engine
 
-from focuscrawl.database import execute
-from focuscrawl.queries import queries
-from focuscrawl.urls import oid_bucket
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.web.urls import oid_bucket
 
 __all__ = ["BUCKETS", "Layout", "ShardMap", "shard_map"]
 

@@ -1,0 +1,2 @@
+"""Watching a crawl and taking its results away: the live monitor's snapshots and
+alarms, Prometheus metrics, exports."""
