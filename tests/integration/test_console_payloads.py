@@ -14,17 +14,11 @@ from hypothesis import strategies as st
 
 from focuscrawl.console import create_app
 from focuscrawl.crawler.scope import load_scope
+from tests.strategies import json_values
 
 TOKEN = "payload-test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Host": "127.0.0.1"}
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 scope_fields = st.sampled_from(
     ["allow_domains", "deny_domains", "include", "exclude", "max_depth", "max_pages_per_site",
      "clear", "colour"]

@@ -20,6 +20,7 @@ from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.settings import SETTINGS
 from focuscrawl.web.corpus import StaticCorpus
 from focuscrawl.web.urls import normalize_url
+from tests.strategies import json_values
 
 #: a bound on the time each property may take in CI
 BOUNDED = settings(max_examples=200, deadline=None)
@@ -91,13 +92,6 @@ def test_a_link_resolves_to_a_canonical_url_or_to_nothing(href: str) -> None:
     assert url is None or normalize_url(url) == url
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=10,
-)
 records = st.fixed_dictionaries(
     {"url": st.one_of(st.just("http://a.example/x"), json_values)},
     optional={
