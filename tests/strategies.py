@@ -16,7 +16,11 @@ def _nested(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 #: any JSON value, nested a little: what a client, a config or a corpus file may send
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)  # JSON has neither
+    | st.text(max_size=20),
     _nested,
     max_leaves=10,
 )

@@ -95,7 +95,7 @@ def test_a_link_resolves_to_a_canonical_url_or_to_nothing(href: str) -> None:
 records = st.fixed_dictionaries(
     {"url": st.one_of(st.just("http://a.example/x"), json_values)},
     optional={
-        "status": st.one_of(st.integers(min_value=-10, max_value=1000), json_values),
+        "status": st.one_of(st.integers(min_value=-10, max_value=1000), st.floats(), json_values),
         "headers": json_values,
         "body": json_values,
         "body_file": st.one_of(st.just("bodies/x.html"), st.just("../x"), json_values),
