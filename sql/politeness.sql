@@ -37,18 +37,15 @@ WHERE application_name LIKE 'focuscrawl-crawler %%' AND application_name <> %(me
 -- With no other crawler connected, every lease still held is a dead crawler's: free
 -- them all, each host's next request not before its delay from now (%(delay)s, or its
 -- Crawl-delay up to %(cap)s), as the dead crawler may have just asked it. Returns the
--- number of hosts freed. (The time is summed in epoch seconds, as in release_sites.)
-WITH freed AS (
-    UPDATE site
-    SET lease_until = NULL,
-        next_fetch_at = greatest(
-            next_fetch_at,
-            to_timestamp(extract(epoch FROM now())::float8
-                         + greatest(%(delay)s, least(coalesce(crawl_delay, 0), %(cap)s))))
-    WHERE lease_until > now()
-    RETURNING sid
-)
-SELECT count(*) FROM freed;
+-- hosts freed. (The time is summed in epoch seconds, as in release_sites.)
+UPDATE site
+SET lease_until = NULL,
+    next_fetch_at = greatest(
+        next_fetch_at,
+        to_timestamp(extract(epoch FROM now())::float8
+                     + greatest(%(delay)s, least(coalesce(crawl_delay, 0), %(cap)s))))
+WHERE lease_until > now()
+RETURNING sid;
 
 -- release_sites --
 -- Hosts a crawler is done with, in one statement: each host (sids, with site_buckets)

@@ -103,8 +103,8 @@ class Hosts(Statements):
         if others and others[0][0] == 0:
             params = {"delay": self.config.host_delay, "cap": self.config.max_crawl_delay}
             freed = self._sql("free_dead_leases", params, fetch=True)
-            if freed and freed[0][0]:
-                log.warning("event=dead_leases_freed sites=%d", freed[0][0])
+            if freed:
+                log.warning("event=dead_leases_freed sites=%d", len(freed))
 
     def _capped(self, crawl_delay: float | None) -> float:
         """A site's Crawl-delay as the crawl honours it: at most max_crawl_delay (a value

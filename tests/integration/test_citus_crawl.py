@@ -157,6 +157,11 @@ def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
         plan = _plan(cluster, queries[name], {**claim, "min_age_seconds": 1})
         assert "Subplan" not in plan and re.findall(r"Task Count: (\d+)", plan) == ["1"], plan
 
+    # Leases a dead crawler left on the distributed site table: freed by the next
+    # crawler to start alone (free_dead_leases, a multi-shard UPDATE).
+    with psycopg2.connect(cluster) as connection, connection.cursor() as cursor:
+        cursor.execute("UPDATE site SET lease_until = now() + interval '100 seconds'")
+        assert cursor.rowcount > 1
     # Breadth-first: the crawl applies the baselines branch to the distributed doc.
     web, proxy = start_server_process(tmp_path, str(tmp_path / "web"), "--no-faults")
     try:
@@ -166,6 +171,7 @@ def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
     finally:
         web.send_signal(signal.SIGINT)
         web.communicate(timeout=10)
+    assert _rows(cluster, "SELECT count(*) FROM site WHERE lease_until > now()") == [(0,)]
     ((fetched_after, numbered),) = _rows(
         cluster, "SELECT count(*) FILTER (WHERE state = 2), count(found_seq) FROM doc"
     )
