@@ -17,8 +17,9 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from focuscrawl.crawler.claims import claim_params as crawler_claim_params
-from focuscrawl.db.database import execute, make_engine, upgrade
+from focuscrawl.db.database import execute, make_engine
 from focuscrawl.db.embedded import EmbeddedServer
+from focuscrawl.db.migrate import upgrade
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap
 

@@ -55,7 +55,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CpuMeter, proc_stat, scratch_engine, server_pid, write_results
 from sqlalchemy.engine import Engine
 
-from focuscrawl.db.database import drop_database, execute, sibling_database
+from focuscrawl.db.database import execute
+from focuscrawl.db.migrate import drop_database, sibling_database
 from focuscrawl.db.queries import queries
 from focuscrawl.db.seeds import add_seeds
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_database, prepare_strategy, run_crawl

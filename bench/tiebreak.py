@@ -37,7 +37,7 @@ from focuscrawl.classifier import Classifier, train_model
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
-from focuscrawl.db.database import ensure_branch
+from focuscrawl.db.migrate import ensure_branch
 from focuscrawl.db.queries import queries, replaced
 from focuscrawl.db.seeds import add_seeds
 from focuscrawl.topics.taxonomy import set_good

@@ -21,8 +21,9 @@ import pytest
 from psycopg2 import sql
 from sqlalchemy.engine import Engine, make_url
 
-from focuscrawl.db.database import make_engine, upgrade
+from focuscrawl.db.database import make_engine
 from focuscrawl.db.embedded import EmbeddedServer
+from focuscrawl.db.migrate import upgrade
 from focuscrawl.web.corpus import StaticCorpus, read_meta
 from focuscrawl.webbox import WebBox, WebBoxThread
 

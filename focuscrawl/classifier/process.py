@@ -25,8 +25,9 @@ from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
 from focuscrawl.classifier.estimates import Parent, pass_estimates
 from focuscrawl.classifier.store import StoredModel, latest_model, write_scores
 from focuscrawl.classifier.tokens import document_text
-from focuscrawl.db.database import engine_dsn, execute, retry_until_done
+from focuscrawl.db.database import engine_dsn, execute
 from focuscrawl.db.notify import PAGES_STORED, Listener
+from focuscrawl.db.outages import retry_until_done
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap, shard_map
 from focuscrawl.errors import TaxonomyError

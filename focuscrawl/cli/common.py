@@ -10,7 +10,7 @@ import typer
 from prometheus_client import CollectorRegistry
 from sqlalchemy.engine import Engine
 
-from focuscrawl.db.database import open_database
+from focuscrawl.db.migrate import open_database
 from focuscrawl.db.seeds import read_seed_file
 from focuscrawl.errors import ConfigError
 from focuscrawl.settings import Settings, load_settings

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from focuscrawl.cli.common import engine_from, settings_from
-from focuscrawl.db import database
+from focuscrawl.db import database, migrate
 from focuscrawl.db.embedded import EmbeddedServer
 
 app = typer.Typer(
@@ -34,7 +34,7 @@ def up(ctx: typer.Context) -> None:
         typer.echo(f"embedded PostgreSQL {verb} (pid {status.pid}, data {status.pgdata})")
     engine = engine_from(ctx)
     with engine.connect() as connection:
-        typer.echo(f"schema at revision {database.current_revision(connection)}")
+        typer.echo(f"schema at revision {migrate.current_revision(connection)}")
 
 
 @app.command()
@@ -59,10 +59,10 @@ def status(ctx: typer.Context) -> None:
     engine = database.make_engine(database.database_url(settings))
     with engine.connect() as connection:
         version = connection.exec_driver_sql("SHOW server_version").scalar()
-        heads = database.current_heads(connection)
-    current = database.revision_name(heads)
-    applied = database.applied_revisions(heads)
-    head = database.head_revision()
+        heads = migrate.current_heads(connection)
+    current = migrate.revision_name(heads)
+    applied = migrate.applied_revisions(heads)
+    head = migrate.head_revision()
     note = "up to date" if head in applied else f"behind head {head}: run focuscrawl db upgrade"
     typer.echo(f"PostgreSQL {version}; schema revision {current or 'none'} ({note})")
 
@@ -78,13 +78,13 @@ def upgrade(
     ctx: typer.Context,
     revision: Annotated[
         str, typer.Argument(help="main@head, or baselines@head for the bfs/unfocused indexes")
-    ] = database.MAIN,
+    ] = migrate.MAIN,
 ) -> None:
     """Run alembic migrations up to REVISION (default: the main line's head)."""
     engine = engine_from(ctx, migrate=False)
-    database.upgrade(engine, revision)
+    migrate.upgrade(engine, revision)
     with engine.connect() as connection:
-        typer.echo(f"schema at revision {database.current_revision(connection)}")
+        typer.echo(f"schema at revision {migrate.current_revision(connection)}")
 
 
 @app.command()
@@ -93,9 +93,9 @@ def downgrade(
 ) -> None:
     """Run alembic migrations down to REVISION ('base' drops every table)."""
     engine = engine_from(ctx, migrate=False)
-    database.downgrade(engine, revision)
+    migrate.downgrade(engine, revision)
     with engine.connect() as connection:
-        typer.echo(f"schema at revision {database.current_revision(connection) or 'base'}")
+        typer.echo(f"schema at revision {migrate.current_revision(connection) or 'base'}")
 
 
 @app.command()

@@ -10,7 +10,7 @@ import time
 from focuscrawl.crawler.leases import SITE_LEASE_S, Lease
 from focuscrawl.crawler.statements import Statements
 from focuscrawl.crawler.store import Claim
-from focuscrawl.db.database import OUTAGE_RETRY_S
+from focuscrawl.db.outages import OUTAGE_RETRY_S
 from focuscrawl.web.urls import oid_bucket
 
 __all__ = ["Hosts"]

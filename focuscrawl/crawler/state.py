@@ -26,7 +26,8 @@ from focuscrawl.crawler.scope import Scope
 from focuscrawl.crawler.store import FLUSH_SECONDS, Store
 from focuscrawl.crawler.traps import TrapGuard
 from focuscrawl.crawler.warc import Exchange, WarcFiles
-from focuscrawl.db.database import engine_dsn, ensure_branch
+from focuscrawl.db.database import engine_dsn
+from focuscrawl.db.migrate import ensure_branch
 from focuscrawl.db.notify import Listener
 from focuscrawl.db.shards import Layout
 from focuscrawl.monitor.metrics import CrawlerMetrics

@@ -12,7 +12,7 @@ import psycopg2
 
 from focuscrawl.crawler.scope import Scope, load_scope
 from focuscrawl.crawler.state import CrawlerState
-from focuscrawl.db.database import close_quietly, retry_until_done
+from focuscrawl.db.outages import close_quietly, retry_until_done
 from focuscrawl.db.queries import Prepared, prepared, queries
 from focuscrawl.db.shards import ShardMap
 

@@ -21,7 +21,8 @@ import psycopg2
 from sqlalchemy.engine import Engine
 
 from focuscrawl.crawler.estimates import CheckInEstimates
-from focuscrawl.db.database import close_quietly, engine_dsn, error_line, retry_until_done
+from focuscrawl.db.database import engine_dsn, error_line
+from focuscrawl.db.outages import close_quietly, retry_until_done
 from focuscrawl.db.queries import queries
 from focuscrawl.db.schema import DocState
 from focuscrawl.db.shards import Layout

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg2
 from psycopg2 import sql
 
-from focuscrawl.db.database import close_quietly
+from focuscrawl.db.outages import close_quietly
 
 __all__ = ["PAGES_SCORED", "PAGES_STORED", "Listener"]
 

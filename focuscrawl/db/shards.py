@@ -11,7 +11,7 @@ statement runs once, as it always did. A process reads the layout as it starts
 (:func:`shard_map`). A shard Citus moves to another node keeps its buckets, and
 statements follow it unchanged; a shard Citus splits puts a group's buckets in two
 shards. Citus then refuses the statements grouped by the old layout
-(``database.layout_changed``), the process reads the layout again (:class:`Layout`)
+(``outages.layout_changed``), the process reads the layout again (:class:`Layout`)
 and runs them again, regrouped (:meth:`ShardMap.regroup`).
 """
 
@@ -108,7 +108,7 @@ def shard_map(connection: Connection) -> ShardMap:
 class Layout:
     """The shard map a process works by, shared by its threads: one group until
     :meth:`read`, which reads it from the database; read again when Citus says the
-    shards changed (``database.retry_until_done``'s ``on_layout``)."""
+    shards changed (``outages.retry_until_done``'s ``on_layout``)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine

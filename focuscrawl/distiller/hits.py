@@ -9,7 +9,8 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from focuscrawl.db.database import execute, retry_rolled_back
+from focuscrawl.db.database import execute
+from focuscrawl.db.outages import retry_rolled_back
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import shard_map
 from focuscrawl.errors import FocuscrawlError

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Engine
 from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.crawler.config import BACKLOG_SHARE
 from focuscrawl.crawler.parse import parse_html
-from focuscrawl.db.database import drop_database, sibling_database
+from focuscrawl.db.migrate import drop_database, sibling_database
 from focuscrawl.errors import CorpusError
 from focuscrawl.evaluation.metrics import (
     cumulative_share,

@@ -15,8 +15,9 @@ import sqlalchemy as sa
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
-from focuscrawl.db.database import make_engine, upgrade
+from focuscrawl.db.database import make_engine
 from focuscrawl.db.embedded import EmbeddedServer
+from focuscrawl.db.migrate import upgrade
 from focuscrawl.db.queries import queries
 from focuscrawl.db.schema import DocState
 from focuscrawl.db.seeds import add_seeds

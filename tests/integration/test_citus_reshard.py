@@ -4,7 +4,7 @@ Citus's rebalancer moves shards between nodes, and a shard can be split in two, 
 the crawl runs. A move keeps each bucket in its shard, and statements follow it. A
 split puts one group of buckets in two shards, and Citus refuses the statements the
 crawler, its store and the classifier had grouped by the old layout: they read the
-layout again and run again (``database.layout_changed``). The crawl must end as it
+layout again and run again (``outages.layout_changed``). The crawl must end as it
 would have: every page it was asked for fetched, stored and scored, no lease left.
 Skipped with a one-line reason without ../shared/tools/citus-build; under CI=true it
 must run."""

@@ -7,7 +7,8 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from focuscrawl.db.database import (
+from focuscrawl.db.database import make_engine
+from focuscrawl.db.migrate import (
     OPTIONAL_BRANCHES,
     _branch_head,
     _shipped_heads,
@@ -17,7 +18,6 @@ from focuscrawl.db.database import (
     ensure_branch,
     ensure_schema,
     head_revision,
-    make_engine,
     upgrade,
 )
 from focuscrawl.db.schema import metadata

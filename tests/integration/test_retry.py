@@ -9,8 +9,9 @@ import psycopg2
 import pytest
 import sqlalchemy as sa
 
-from focuscrawl.db import database
-from focuscrawl.db.database import engine_dsn, retry_until_done, unavailable
+from focuscrawl.db import outages
+from focuscrawl.db.database import engine_dsn
+from focuscrawl.db.outages import retry_until_done, unavailable
 
 
 def _closed_port_dsn() -> str:
@@ -22,7 +23,7 @@ def _closed_port_dsn() -> str:
 
 @pytest.fixture(autouse=True)
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(database, "OUTAGE_RETRY_S", 0.01)
+    monkeypatch.setattr(outages, "OUTAGE_RETRY_S", 0.01)
 
 
 def test_an_outage_is_waited_out_and_the_action_run_again(engine: sa.Engine) -> None:
@@ -105,7 +106,7 @@ def test_a_lost_connection_reported_as_a_system_error_is_one_line_and_waited_out
                 raise SystemError("<built-in method copy_expert> returned NULL") from lost
         return "stored"
 
-    with caplog.at_level("WARNING", logger="focuscrawl.db.database"):
+    with caplog.at_level("WARNING", logger="focuscrawl.db.outages"):
         assert retry_until_done(copy_during_shutdown, "store") == "stored"
     assert calls == [1, 1]
     waits = [r.getMessage() for r in caplog.records]
@@ -151,4 +152,4 @@ def test_a_statement_refused_on_every_layout_is_not_run_for_ever(engine: sa.Engi
 
     with pytest.raises(sa.exc.DBAPIError, match="FOR UPDATE/SHARE"):
         retry_until_done(wrong_everywhere, "claim", on_layout=lambda: None)
-    assert len(tries) == database.LAYOUT_RETRIES + 1
+    assert len(tries) == outages.LAYOUT_RETRIES + 1
