@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -16,9 +16,6 @@ from focuscrawl.db import arrays
 from focuscrawl.db.embedded import EmbeddedServer
 from focuscrawl.errors import DatabaseError
 from focuscrawl.settings import Settings
-
-if TYPE_CHECKING:  # alembic is imported where it runs: a tenth of a second at every start
-    pass
 
 __all__ = [
     "database_url",

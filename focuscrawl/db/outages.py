@@ -10,13 +10,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import psycopg2.errors
 import sqlalchemy as sa
 
-if TYPE_CHECKING:  # alembic is imported where it runs: a tenth of a second at every start
-    pass
 from focuscrawl.db.database import error_line
 
 __all__ = [
