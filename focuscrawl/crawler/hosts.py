@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from focuscrawl.crawler.leases import SITE_LEASE_S, Lease
 from focuscrawl.crawler.statements import Statements
@@ -81,10 +82,15 @@ class Hosts(Statements):
         if not rows or not rows[0][0]:
             self.scheduler.retry(claim, float(rows[0][6]) if rows else OUTAGE_RETRY_S)
             return None
-        _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = rows[0]
+        return self._acquired(claim, rows[0])
+
+    def _acquired(self, claim: Claim, row: tuple[Any, ...]) -> Lease:
+        """The lease ``acquire_site`` just gave (``row``) of ``claim``'s site, with the
+        site's robots.txt state and request count: the one place a lease is made."""
+        _, robots_txt, _, crawl_delay, pages_taken, robots_stale, _ = row
         return Lease(
             claim,
-            delay=max(self.config.host_delay, self._capped(crawl_delay)),
+            delay=self._site_delay(crawl_delay),
             acquired_at=time.monotonic(),
             robots_txt=robots_txt,
             robots_stale=bool(robots_stale),
@@ -106,7 +112,8 @@ class Hosts(Statements):
             if freed:
                 log.warning("event=dead_leases_freed sites=%d", len(freed))
 
-    def _capped(self, crawl_delay: float | None) -> float:
-        """A site's Crawl-delay as the crawl honours it: at most max_crawl_delay (a value
-        stored by an older version may exceed it)."""
-        return min(crawl_delay or 0.0, self.config.max_crawl_delay)
+    def _site_delay(self, crawl_delay: float | None) -> float:
+        """Seconds between two requests to a site: the crawl's host delay, or the site's
+        Crawl-delay when longer, honoured up to max_crawl_delay (a value stored by an
+        older version may exceed it)."""
+        return max(self.config.host_delay, min(crawl_delay or 0.0, self.config.max_crawl_delay))

@@ -103,7 +103,7 @@ class Visits(Hosts):
         elif lease.robots_stale:
             # robots.txt is a request too: the page waits for the host's next turn
             robots_txt, crawl_delay, error = self._fetch_robots(claim)
-            lease.delay = max(self.config.host_delay, crawl_delay or 0.0)
+            lease.delay = self._site_delay(crawl_delay)
             lease.requested(time.monotonic())
             if error is None:
                 lease.robots_txt, lease.robots_stale, lease.again = robots_txt, False, True
@@ -187,8 +187,9 @@ class Visits(Hosts):
             got = self._sql("acquire_site", params, fetch=True)
             if not got or not got[0][0]:
                 return None
-            delay = max(self.config.host_delay, self._capped(got[0][3]))
-            lease = Lease(claim, delay=delay, acquired_at=time.monotonic())
+            # with the site's robots.txt state: a worker may take this lease off the
+            # shelf for one of the site's own URLs
+            lease = self._acquired(claim, got[0])
         elif lease.free_at > time.monotonic():
             self.leases.put(lease)
             return None

@@ -56,6 +56,11 @@ class Exchange:
     conditional: bool = False  # the request carried If-None-Match / If-Modified-Since
 
 
+def _host() -> str:
+    """This machine's short name, as the WARC file names carry it."""
+    return socket.gethostname().split(".")[0] or "localhost"
+
+
 def _whole_records(path: Path) -> int:
     """The length of the file's leading whole gzip members (a record each): what a
     writer killed in the middle of a record had finished."""
@@ -82,7 +87,7 @@ def close_orphans(directory: Path) -> list[Path]:
     """Close the ``.open`` files a crawler of this machine left when it was killed (its
     PID, in the name, runs no more): each is cut after its last whole record and renamed
     without ``.open``, as its writer would have. Returns the files closed."""
-    here = socket.gethostname().split(".")[0] or "localhost"
+    here = _host()
     closed = []
     for path in sorted(directory.glob("*.warc.gz.open")):
         name = path.name.removesuffix(".open")
@@ -135,7 +140,7 @@ class WarcFiles:
     def _open(self) -> None:
         now = time.time()
         stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(now)) + f"{int(now * 1000) % 1000:03d}"
-        host = socket.gethostname().split(".")[0] or "localhost"
+        host = _host()
         self._name = f"{self.prefix}-{stamp}-{self._serial:05d}-{os.getpid()}~{host}~0.warc.gz"
         self._serial += 1
         path = self.directory / (self._name + ".open")
