@@ -52,8 +52,9 @@ from focuscrawl.db import shards as shards_module
 from focuscrawl.db.queries import queries, replaced
 from focuscrawl.db.shards import BUCKETS as ALL_BUCKETS
 from focuscrawl.db.shards import ShardMap
-from focuscrawl.evaluation.experiment import EvalOptions, evaluate, sweep_summary
+from focuscrawl.evaluation.experiment import EvalOptions, evaluate
 from focuscrawl.evaluation.strategies import Strategy
+from focuscrawl.evaluation.summary import sweep_summary
 from focuscrawl.evaluation.truth import load_truth, sweep_topics
 from focuscrawl.webbox.process import start_server_process
 

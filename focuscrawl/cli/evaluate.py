@@ -56,7 +56,7 @@ def _harvest(measures: dict[str, Any]) -> str:
 
 def sweep_table(result: dict[str, Any]) -> str:
     """A sweep in Markdown: harvest per topic and strategy, then the summary lines."""
-    from focuscrawl.evaluation.experiment import sweep_summary
+    from focuscrawl.evaluation.summary import sweep_summary
 
     topics = result["topics"]
     names = list(topics[0]["strategies"]) if topics else []
@@ -293,8 +293,6 @@ def eval_command(
                 f"{r['relevant_url_overlap'][-1][1]:.2f}, top-25 authorities shared "
                 f"{r['top25_authorities_overlap']:.2f}"
             )
-        for name, value in topic_result.get("reference", {}).items():
-            typer.echo(f"reference, first N (given, not measured here): {name} {value:.2f}")
     if sweep:
         typer.echo("N = the number of relevant pages of the topic; harvest = true share relevant")
     typer.echo(f"wrote {target}")

@@ -43,32 +43,18 @@ from focuscrawl.evaluation.runs import (
     run_crawl,
 )
 from focuscrawl.evaluation.strategies import Strategy
+from focuscrawl.evaluation.summary import over_samples
 from focuscrawl.evaluation.truth import GroundTruth, load_truth
 from focuscrawl.topics.background import ROOT, UserExample, build_background, topic_import
 from focuscrawl.topics.taxonomy_import import from_corpus, web_links
-from focuscrawl.web.corpus import read_meta
 from focuscrawl.webbox import load_corpus
 
 __all__ = [
-    "REFERENCE",
     "EvalOptions",
     "Progress",
     "distill_interval",
     "evaluate",
-    "sweep_summary",
 ]
-
-#: Harvest among the first N pages (N = the topic's size) that the brief gives for
-#: Wikispeedia, subject.Science.Biology, 10 relevant seeds; not measured here, and
-#: shown only for the wikispeedia corpus.
-REFERENCE = {
-    "subject.Science.Biology": {
-        "unfocused (paper's order)": 0.14,
-        "breadth-first": 0.26,
-        "soft, perfect page classifier": 0.41,
-        "knowing every link target's label": 0.76,
-    }
-}
 
 #: (what is happening, pages done, pages in all); pages 0 of 0 for steps without a count
 Progress = Callable[[str, int, int], None]
@@ -193,9 +179,7 @@ def evaluate(
                 else:
                     drop_database(engine, database)
             measured.append(_measure(topic, relevant, pages, seeds, traces, options.budgets))
-        result = _over_samples(measured)
-        if read_meta(corpus).get("name") == "wikispeedia":
-            result["reference"] = REFERENCE.get(topic, {})
+        result = over_samples(measured)
         if options.robustness:
             result["robustness"] = _robustness(
                 engine, prefix, template, truth, topic, pages, proxy, options, progress
@@ -313,29 +297,7 @@ def _measure(
         "pages": pages,
         "seeds": seeds,
         "strategies": strategies,
-        "reference": {},  # filled in by evaluate for the corpus the figures are of
     }
-
-
-SCALARS = ("harvest", "recall", "harvest_at_topic_size", "mean_estimate", "seconds")
-
-
-def _over_samples(measured: list[dict[str, Any]]) -> dict[str, Any]:
-    """The first sample's result (its curves draw the charts), with each scalar measure
-    the mean over all seed samples, the per-sample values under ``"samples"``, and every
-    sample's whole result (curves and times included) under ``"per_sample"``."""
-    import copy
-
-    result = copy.deepcopy(measured[0])
-    result["seed_samples"] = [m["seeds"] for m in measured]
-    result["per_sample"] = measured
-    for name, first in result["strategies"].items():
-        keys = [k for k in first if k in SCALARS or re.fullmatch(r"recall_\d+n", k)]
-        values = {key: [m["strategies"][name][key] for m in measured] for key in keys}
-        first["samples"] = values
-        for key, per_sample in values.items():
-            first[key] = round(sum(per_sample) / len(per_sample), 3)
-    return result
 
 
 def _robustness(
@@ -384,39 +346,3 @@ def _robustness(
         "harvest": [_share([u in relevant for u in t.urls[:pages]]) for t in traces],
     }
     return result
-
-
-def sweep_summary(
-    result: dict[str, Any], baseline: str = "bfs", margin: float = 0.02
-) -> dict[str, Any]:
-    """Each strategy over all topics: its mean harvest, the topics where it beats the
-    baseline by at least ``margin``, the mean of its per-topic ratio to the baseline and
-    to the oracle, and the ratio of mean harvests."""
-    topics = result["topics"]
-    names = list(topics[0]["strategies"]) if topics else []
-
-    def harvest(topic: dict[str, Any], name: str) -> float:
-        return float(topic["strategies"][name]["harvest"])
-
-    summary: dict[str, Any] = {}
-    for name in names:
-        values = [harvest(t, name) for t in topics]
-        entry: dict[str, Any] = {"mean_harvest": round(sum(values) / len(values), 3)}
-        for other, label in ((baseline, "bfs"), ("oracle", "oracle")):
-            if other not in names or other == name:
-                continue
-            ratios = [harvest(t, name) / max(harvest(t, other), 1e-9) for t in topics]
-            entry[f"mean_ratio_to_{label}"] = round(sum(ratios) / len(ratios), 3)
-            base = sum(harvest(t, other) for t in topics)
-            entry[f"ratio_of_means_to_{label}"] = round(sum(values) / max(base, 1e-9), 3)
-            if other == baseline:
-                wins = [
-                    t["topic"] for t in topics if harvest(t, name) >= harvest(t, other) + margin
-                ]
-                entry["wins"] = len(wins)
-                entry["losses"] = [
-                    t["topic"] for t in topics if harvest(t, name) < harvest(t, other)
-                ]
-        entry["topics"] = len(topics)
-        summary[name] = entry
-    return summary

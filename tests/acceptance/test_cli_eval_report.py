@@ -149,7 +149,7 @@ def test_eval_on_a_generated_web(cli, db_url: str, tmp_path: Path) -> None:  # t
         soft = topic["strategies"]["soft"]
         a, b = soft["samples"]["harvest"]
         assert f"| soft | 60 | {soft['harvest']:.3f} ({a:.3f} / {b:.3f}) |" in done.stdout
-        # Wikispeedia's reference figures are not shown as this web's
+        # no fixed figures of another run beside this one's
         report = cli("report", "--out", str(tmp_path / "report"), "--eval", str(out), env=env)
         assert report.returncode == 0, report.stderr
         html = (tmp_path / "report" / "index.html").read_text()

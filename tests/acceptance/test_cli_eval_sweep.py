@@ -32,7 +32,6 @@ def test_the_sweep_beats_breadth_first_on_every_topic_of_a_generated_web(  # typ
             soft, bfs = topic["strategies"]["soft"], topic["strategies"]["bfs"]
             assert soft["harvest"] >= bfs["harvest"] + 0.02, topic["topic"]
             assert soft["recall_2n"] >= soft["recall"] and soft["fetched"] == 2 * topic["pages"]
-            assert topic["reference"] == {}  # Wikispeedia's figures are not this web's
         summary = result["summary"]["soft"]
         assert summary["wins"] == len(topics) and summary["mean_ratio_to_bfs"] > 1.3
         assert f"beats bfs by 0.02 on {len(topics)}/{len(topics)} topics" in done.stdout
