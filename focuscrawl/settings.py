@@ -166,6 +166,21 @@ SETTINGS: tuple[Setting, ...] = (
         _Text | None,
     ),
     Setting(
+        "database",
+        None,
+        "Name of the database to use on the server, in place of the URL's (unset: the "
+        "URL's; on the embedded server, focuscrawl). The demo leaves its soft crawl in "
+        "focuscrawl_demo_soft.",
+        Annotated[
+            str,
+            Field(
+                pattern=r"^[A-Za-z_][A-Za-z0-9_$-]{0,62}$",
+                description="a database name: a letter or _, then letters, digits, _ $ -",
+            ),
+        ]
+        | None,
+    ),
+    Setting(
         "home",
         None,
         "Directory for the embedded server's data, corpora and reports "

@@ -13,7 +13,7 @@ import typer
 import typer.core
 import typer.main
 
-from focuscrawl.cli.common import State
+from focuscrawl.cli.common import Group, State
 from focuscrawl.db.database import refused, unreachable
 from focuscrawl.errors import FocuscrawlError
 
@@ -56,7 +56,7 @@ def _load(name: str) -> Any:
     return command
 
 
-class _Subcommands(typer.core.TyperGroup):
+class _Subcommands(Group):
     """The root group: subcommands loaded on first use."""
 
     def list_commands(self, ctx: Any) -> list[str]:
@@ -89,11 +89,20 @@ def _root(
             show_default=False,
         ),
     ] = None,
+    database: Annotated[
+        str | None,
+        typer.Option(
+            "--database",
+            help="Database name on that server; overrides FOCUSCRAWL_DATABASE "
+            "(the demo's soft crawl: focuscrawl_demo_soft).",
+            show_default=False,
+        ),
+    ] = None,
     home: Annotated[
         str | None, typer.Option("--home", help="Overrides FOCUSCRAWL_HOME.", show_default=False)
     ] = None,
 ) -> None:
-    ctx.obj = State({"database_url": database_url, "home": home})
+    ctx.obj = State({"database_url": database_url, "database": database, "home": home})
 
 
 #: the errors of a server that went away or never answered

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from focuscrawl.cli.common import (
+    Group,
     MetricsHost,
     MetricsPort,
     engine_from,
@@ -21,7 +22,7 @@ from focuscrawl.db.queries import queries
 from focuscrawl.topics.taxonomy import load_tree
 from focuscrawl.web.corpus import corpus_dir
 
-app = typer.Typer(help="The hierarchical classifier.", no_args_is_help=True)
+app = typer.Typer(cls=Group, help="The hierarchical classifier.", no_args_is_help=True)
 
 # Defaults repeated from focuscrawl.classifier (a test checks they agree): the
 # classifier's modules load numpy, scipy and scikit-learn, a second at the start of

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.core
 from prometheus_client import CollectorRegistry
 from sqlalchemy.engine import Engine
 
@@ -16,6 +18,7 @@ from focuscrawl.errors import ConfigError
 from focuscrawl.settings import Settings, load_settings
 
 __all__ = [
+    "Group",
     "MetricsHost",
     "MetricsPort",
     "State",
@@ -35,6 +38,18 @@ MetricsPort = Annotated[
 MetricsHost = Annotated[
     str, typer.Option(help="Address the metrics are served on (loopback unless asked).")
 ]
+
+
+class Group(typer.core.TyperGroup):
+    """A command group that names the closest commands when one is mistyped."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            ctx.fail(f"No such command {name!r}{hint}")
+        return super().resolve_command(ctx, args)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from focuscrawl.cli.common import (
+    Group,
     MetricsHost,
     MetricsPort,
     engine_from,
@@ -28,7 +29,9 @@ from focuscrawl.crawler.process import Crawler
 from focuscrawl.crawler.scope import Scope, load_scope, save_scope
 from focuscrawl.crawler.warc import DEFAULT_MAX_BYTES
 
-app = typer.Typer(help="Crawl: fetch, parse and store frontier URLs.", no_args_is_help=True)
+app = typer.Typer(
+    cls=Group, help="Crawl: fetch, parse and store frontier URLs.", no_args_is_help=True
+)
 
 
 @app.command()
@@ -47,21 +50,21 @@ def run(
     idle_exit: Annotated[
         float | None,
         typer.Option(
-            help="Exit after this many seconds with nothing to do (0: wait forever) [5].",
+            help="Exit after this many seconds with nothing to do (0: wait forever; default 5).",
             show_default=False,
         ),
     ] = None,
     lease_seconds: Annotated[
         float | None,
         typer.Option(
-            help="How long claimed URLs stay ours before others may retake them [600].",
+            help="How long claimed URLs stay ours before others may retake them (default 600).",
             show_default=False,
         ),
     ] = None,
     max_depth: Annotated[
         int | None,
         typer.Option(
-            help="Links further than this from the seeds are not fetched [40].",
+            help="Links further than this from the seeds are not fetched (default 40).",
             show_default=False,
         ),
     ] = None,
@@ -149,6 +152,7 @@ def run(
 
 
 scope_app = typer.Typer(
+    cls=Group,
     help="The crawl's scope: domains, URL patterns, depth and pages per site, obeyed by "
     "every crawler process.",
     no_args_is_help=True,

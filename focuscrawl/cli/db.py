@@ -6,12 +6,14 @@ from typing import Annotated
 
 import typer
 
-from focuscrawl.cli.common import engine_from, settings_from
+from focuscrawl.cli.common import Group, engine_from, settings_from
 from focuscrawl.db import database, migrate
 from focuscrawl.db.embedded import EmbeddedServer
 
 app = typer.Typer(
-    help="Manage the database: the embedded server and schema migrations.", no_args_is_help=True
+    cls=Group,
+    help="Manage the database: the embedded server and schema migrations.",
+    no_args_is_help=True,
 )
 
 

@@ -68,13 +68,16 @@ def demo_command(
     corpus: Annotated[
         Path | None,
         typer.Option(
-            help="wikispeedia.tar.gz or a corpus directory [../shared/corpora].", show_default=False
+            help="wikispeedia.tar.gz or a corpus directory (default: found in ../shared/corpora).",
+            show_default=False,
         ),
     ] = None,
     pages: Annotated[int, typer.Option(help="Pages per crawl.")] = 1_500,
     out: Annotated[
         Path | None,
-        typer.Option(help="Report directory [FOCUSCRAWL_HOME/reports/demo].", show_default=False),
+        typer.Option(
+            help="Report directory (default FOCUSCRAWL_HOME/reports/demo).", show_default=False
+        ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from focuscrawl.cli.common import engine_from
+from focuscrawl.cli.common import Group, engine_from
 from focuscrawl.distiller import (
     DEFAULT_ITERATIONS,
     DEFAULT_SHARE,
@@ -25,7 +25,7 @@ from focuscrawl.distiller import (
 )
 from focuscrawl.errors import ConfigError
 
-app = typer.Typer(help="The distiller: hubs and authorities.", no_args_is_help=True)
+app = typer.Typer(cls=Group, help="The distiller: hubs and authorities.", no_args_is_help=True)
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smh]?)$")
 

@@ -119,10 +119,13 @@ def run_evaluation(
     progress: ProgressLine,
 ) -> dict[str, Any]:
     """Serve ``corpus`` from a web-in-a-box child process and evaluate against it."""
-    from focuscrawl.evaluation import evaluate
+    from focuscrawl.evaluation import evaluate, load_truth
 
     settings = settings_from(ctx)
     directory = corpus_dir(corpus, settings.home_path)
+    truth = load_truth(directory)
+    for topic in options.topics:  # a mistyped topic fails now, not after a minute
+        truth.relevant(topic)
     engine = engine_from(ctx)
     server, proxy = start_server_process(settings.home_path, str(directory), "--no-faults")
     try:
@@ -138,7 +141,9 @@ def eval_command(
     ctx: typer.Context,
     topic: Annotated[
         list[str] | None,
-        typer.Option("--topic", "-t", help=f"Good category; repeat for several [{DEFAULT_TOPIC}]."),
+        typer.Option(
+            "--topic", "-t", help=f"Good category; repeat for several (default {DEFAULT_TOPIC})."
+        ),
     ] = None,
     strategies: Annotated[
         str | None,
@@ -173,7 +178,8 @@ def eval_command(
     pages: Annotated[
         int | None,
         typer.Option(
-            help="Pages per crawl [as many as the topic has relevant pages].", show_default=False
+            help="Pages per crawl (default: as many as the topic has relevant pages).",
+            show_default=False,
         ),
     ] = None,
     seeds: Annotated[int, typer.Option(help="Relevant seed pages per crawl.")] = 10,
@@ -181,7 +187,8 @@ def eval_command(
     samples: Annotated[
         int | None,
         typer.Option(
-            help="Seed samples per topic (seeds --seed, --seed + 1, ...), averaged [1; a sweep 3].",
+            help="Seed samples per topic (seeds --seed, --seed + 1, ...), averaged "
+            "(default 1; a sweep 3).",
             show_default=False,
         ),
     ] = None,
@@ -231,7 +238,8 @@ def eval_command(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="JSON file to write [FOCUSCRAWL_HOME/reports/eval.json].", show_default=False
+            help="JSON file to write (default FOCUSCRAWL_HOME/reports/eval.json).",
+            show_default=False,
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,

@@ -13,12 +13,13 @@ from typing import Annotated, Any
 
 import typer
 
-from focuscrawl.cli.common import engine_from
+from focuscrawl.cli.common import Group, engine_from
 from focuscrawl.db.database import execute, plain_value
 from focuscrawl.db.queries import queries
 from focuscrawl.errors import ConfigError
 
 app = typer.Typer(
+    cls=Group,
     help="The live view (no sub-command) and the monitoring queries of a crawl.",
     invoke_without_command=True,
 )

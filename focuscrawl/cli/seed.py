@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from focuscrawl.cli.common import engine_from, read_url_file
+from focuscrawl.cli.common import Group, engine_from, read_url_file
 from focuscrawl.db.seeds import add_seeds
 from focuscrawl.errors import ConfigError
 
-app = typer.Typer(help="Check seed URLs into the frontier.", no_args_is_help=True)
+app = typer.Typer(cls=Group, help="Check seed URLs into the frontier.", no_args_is_help=True)
 
 
 @app.command()

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from focuscrawl.cli.common import engine_from, settings_from
+from focuscrawl.cli.common import Group, engine_from, settings_from
 from focuscrawl.crawler.fetch import FetchConfig, Fetcher, fetch_page
 from focuscrawl.crawler.parse import parse_html
 from focuscrawl.db.database import execute
@@ -17,7 +17,9 @@ from focuscrawl.topics.taxonomy import ROOT, Tree, load_tree, set_good
 from focuscrawl.topics.taxonomy_import import from_corpus, from_directory, store_import
 from focuscrawl.web.corpus import corpus_dir
 
-app = typer.Typer(help="The topic tree, its examples and good categories.", no_args_is_help=True)
+app = typer.Typer(
+    cls=Group, help="The topic tree, its examples and good categories.", no_args_is_help=True
+)
 
 
 def _examples(count: int) -> str:

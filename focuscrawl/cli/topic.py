@@ -6,12 +6,12 @@ from typing import Annotated
 
 import typer
 
-from focuscrawl.cli.common import engine_from, settings_from
+from focuscrawl.cli.common import Group, engine_from, settings_from
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.db.seeds import add_seeds
 from focuscrawl.topics.topic import new_topic, read_examples
 
-app = typer.Typer(help="A topic of your own, from example pages.", no_args_is_help=True)
+app = typer.Typer(cls=Group, help="A topic of your own, from example pages.", no_args_is_help=True)
 
 
 @app.command("new")

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from focuscrawl.cli.common import settings_from
+from focuscrawl.cli.common import Group, settings_from
 from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.webbox import RequestLog, WebBox, load_corpus, serve_forever
 from focuscrawl.webbox.synthetic import SyntheticParams, define_synthetic
@@ -20,7 +20,9 @@ from focuscrawl.webbox.wikispeedia import (
 )
 
 app = typer.Typer(
-    help="The web-in-a-box: real and generated webs served on 127.0.0.1.", no_args_is_help=True
+    cls=Group,
+    help="The web-in-a-box: real and generated webs served on 127.0.0.1.",
+    no_args_is_help=True,
 )
 
 CorpusOption = Annotated[

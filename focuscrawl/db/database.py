@@ -4,6 +4,7 @@ errors a user can act on, and running named statements."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -40,7 +41,15 @@ def error_line(exc: BaseException) -> str:
 
 def unreachable(exc: BaseException) -> DatabaseError:
     """A one-line error for a server that went away or never answered (never the DSN)."""
-    return DatabaseError(f"cannot reach PostgreSQL: {error_line(exc)}")
+    line = error_line(exc)
+    missing = re.search(r'database "([^"]+)" does not exist', line)
+    if missing:
+        return DatabaseError(
+            f"the server has no database {missing[1]!r}: check --database, "
+            "FOCUSCRAWL_DATABASE or the URL (the demo's soft crawl is focuscrawl_demo_soft, "
+            "there after focuscrawl demo)"
+        )
+    return DatabaseError(f"cannot reach PostgreSQL: {line}")
 
 
 #: What PostgreSQL refuses for reasons its administrator fixes, not the code: the
@@ -64,10 +73,19 @@ def refused(exc: BaseException) -> DatabaseError | None:
 
 
 def database_url(settings: Settings) -> str:
-    """The configured URL, or the embedded server's (starting it if it is down)."""
+    """The configured URL, or the embedded server's (starting it if it is down), on the
+    configured ``database`` when one is set."""
     if settings.database_url:
-        return str(settings.database_url)
-    return EmbeddedServer(settings.home_path, settings.pg_shared_buffers).up().url or ""
+        url = str(settings.database_url)
+    else:
+        url = EmbeddedServer(settings.home_path, settings.pg_shared_buffers).up().url or ""
+    if not settings.database:
+        return url
+    try:
+        parsed = make_url(url)
+    except sa.exc.ArgumentError as exc:
+        raise DatabaseError(f"not a database URL: {exc}") from exc
+    return parsed.set(database=settings.database).render_as_string(hide_password=False)
 
 
 def libpq_url(url: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import random
 from collections import defaultdict
 from dataclasses import dataclass
@@ -25,7 +26,17 @@ class GroundTruth:
     def relevant(self, topic: str) -> frozenset[str]:
         found = frozenset(u for u, cs in self.labels.items() if any(under(c, topic) for c in cs))
         if not found:
-            raise CorpusError(f"no page of the corpus is labelled {topic!r} or below it")
+            categories = sorted(
+                {
+                    ".".join(c.split(".")[:n])
+                    for cs in self.labels.values()
+                    for c in cs
+                    for n in range(1, c.count(".") + 2)
+                }
+            )
+            close = difflib.get_close_matches(topic, categories, n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            raise CorpusError(f"no page of the corpus is labelled {topic!r} or below it{hint}")
         return found
 
     def seeds(self, topic: str, count: int, seed: int) -> list[str]:
