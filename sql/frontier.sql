@@ -243,6 +243,27 @@ FROM released
 WHERE d.oid = released.oid AND d.bucket = released.bucket AND d.bucket = ANY(%(buckets)s::smallint[])
   AND d.state = 1;
 
+-- seed_states --
+-- The state of each of the URLs %(oids)s that are in the crawl: why a seed was not added.
+SELECT oid, state FROM doc WHERE oid = ANY(%(oids)s::bigint[]);
+
+-- retry_failed --
+-- URLs that failed for good (state 3), or only those whose last error is %(error)s, back
+-- into the frontier with their tries reset: after the network, the proxy or the site was
+-- mended. Locked in oid order first, as every statement that updates many doc rows.
+WITH locked AS (
+    SELECT d.oid, d.bucket FROM doc AS d
+    WHERE d.state = 3
+      AND (%(error)s::text IS NULL OR EXISTS (
+            SELECT FROM doc_fetch AS f
+            WHERE f.oid = d.oid AND f.bucket = d.bucket AND f.error = %(error)s::text))
+    ORDER BY d.oid FOR UPDATE
+)
+UPDATE doc AS d SET state = 0, num_tries = 0
+FROM locked
+WHERE d.oid = locked.oid AND d.bucket = locked.bucket
+RETURNING d.oid;
+
 -- frontier_size --
 SELECT count(*) FROM doc WHERE state = 0;
 

@@ -14,6 +14,10 @@ FROM taxonomy;
 -- Mark (good = 1) or unmark (good = 0) categories; descendants inherit the mark.
 UPDATE taxonomy SET good = %(good)s WHERE kcid = ANY(%(kcids)s::smallint[]);
 
+-- good_categories --
+-- How many categories are marked good: a focused crawl with none has no topic.
+SELECT count(*) FROM taxonomy WHERE good = 1;
+
 -- taxonomy_size --
 SELECT (SELECT count(*) FROM taxonomy) AS categories, (SELECT count(*) FROM example) AS examples;
 

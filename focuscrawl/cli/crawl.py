@@ -27,7 +27,11 @@ from focuscrawl.crawler.config import (
 )
 from focuscrawl.crawler.process import Crawler
 from focuscrawl.crawler.scope import Scope, load_scope, save_scope
+from focuscrawl.crawler.state import CrawlStats
 from focuscrawl.crawler.warc import DEFAULT_MAX_BYTES
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
+from focuscrawl.errors import FetchError
 
 app = typer.Typer(
     cls=Group, help="Crawl: fetch, parse and store frontier URLs.", no_args_is_help=True
@@ -135,10 +139,21 @@ def run(
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
-    crawler = Crawler(engine_from(ctx), config)
+    engine = engine_from(ctx)
+    crawler = Crawler(engine, config)  # a bad setting fails here, before any warning
+    if mode.focused:
+        with engine.connect() as connection:
+            if not execute(connection, queries["good_categories"]).scalar():
+                typer.echo(
+                    f"warning: no category is marked good, so the {mode.value} crawl has no "
+                    "topic (focuscrawl topic new, or taxonomy good)",
+                    err=True,
+                )
     serve_metrics(crawler.metrics.registry, metrics_port, metrics_host)
+    signalled: list[int] = []
 
     def stop(signum: int, frame: object) -> None:
+        signalled.append(signum)
         crawler.stop_event.set()
 
     signal.signal(signal.SIGTERM, stop)
@@ -149,6 +164,68 @@ def run(
             f"fetched {stats.fetched}, failed {stats.failed}, excluded {stats.excluded}, "
             f"to retry {stats.retried}; {stats.rate:.1f} pages/s"
         )
+    why = None if signalled else nothing_fetched(stats, settings.proxy)
+    if why is not None:
+        raise FetchError(why)
+
+
+#: what the commonest error of a crawl that fetched nothing says, and what to do
+_CAUSES = {
+    "dns_error": "the hosts do not resolve",
+    "proxy_unreachable": "the proxy {proxy} refused or never answered: is the web-in-a-box "
+    "serving? (focuscrawl webbox serve --background)",
+    "connection_refused": "the hosts refused the connections",
+    "connect": "no connection to the hosts could be made",
+    "timeout": "the hosts did not answer in time",
+    "robots": "robots.txt forbids the URLs tried",
+    "robots_unavailable": "the hosts' robots.txt failed with a server error (tried again later)",
+    "private_address": "the hosts resolve to private addresses, which a crawl without a "
+    "proxy does not visit",
+    "out_of_scope": "the crawl's scope excludes them (focuscrawl crawl scope show)",
+}
+
+
+def nothing_fetched(stats: CrawlStats, proxy: str | None) -> str | None:
+    """Why a crawl that ended on its own fetched no page, in one line; None if it did."""
+    if stats.fetched:
+        return None
+    tried = stats.failed + stats.excluded + stats.retried
+    if not tried:
+        return (
+            "fetched nothing: the frontier has no URL to crawl (add seeds: focuscrawl seed "
+            "add URL; URLs that failed for good: focuscrawl crawl retry)"
+        )
+    cause, count = stats.errors.most_common(1)[0] if stats.errors else ("unknown", tried)
+    said = _CAUSES.get(cause, "see focuscrawl monitor query errors").format(proxy=proxy)
+    if cause == "dns_error":
+        said += (
+            ": the proxy serves no such hosts"
+            if proxy
+            else "; a web-in-a-box's hosts resolve only through it: focuscrawl webbox serve "
+            "--background, then set FOCUSCRAWL_PROXY as it says"
+        )
+    return (
+        f"fetched nothing: {count} of {tried} attempts failed with {cause}: {said}; once "
+        "mended, focuscrawl crawl retry puts the URLs that failed for good back"
+    )
+
+
+@app.command()
+def retry(
+    ctx: typer.Context,
+    error: Annotated[
+        str | None,
+        typer.Option(
+            help="Only URLs whose last error is this class (focuscrawl monitor query "
+            "errors lists them).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Put the URLs that failed for good back into the frontier, their tries reset."""
+    with engine_from(ctx).begin() as connection:
+        count = len(execute(connection, queries["retry_failed"], {"error": error}).all())
+    typer.echo(f"{count} URLs that had failed are back in the frontier")
 
 
 scope_app = typer.Typer(

@@ -30,7 +30,34 @@ from focuscrawl.webbox.wikispeedia import (
     import_wikispeedia,
 )
 
-GENERATED = SyntheticParams(pages=20_000, hosts=200, seed=1)
+#: The web generated when no Wikispeedia archive is found. Its pages and anchors carry
+#: few words of their topic (5% and 20%), and few links stay in it (20%), so that a
+#: crawl must learn its way: with whole-topic text and anchors a soft crawl's harvest is
+#: 0.99-1.00 on any such web.
+GENERATED = SyntheticParams(
+    pages=20_000,
+    hosts=200,
+    seed=1,
+    locality=0.2,
+    sibling=0.3,
+    site_purity=0.4,
+    topic_share=0.05,
+    anchor_share=0.2,
+)
+#: the name under FOCUSCRAWL_HOME/corpora by which other commands find the demo's web
+DEMO_WEB = "demo"
+
+
+def _remember(settings: Settings, directory: Path) -> Path:
+    """Make ``directory`` the demo's web (``--corpus demo``): a link under corpora/."""
+    link = settings.home_path / "corpora" / DEMO_WEB
+    if link.is_symlink() or link.is_file():
+        link.unlink()
+    elif link.exists():
+        raise CorpusError(f"{link} is a directory, not the demo's link; move it away")
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(directory.resolve(), target_is_directory=True)
+    return directory
 
 
 def _corpus(settings: Settings, given: Path | None, progress: ProgressLine) -> Path:
@@ -92,7 +119,7 @@ def demo_command(
         raise ConfigError("--pages must be at least 1")
     settings = settings_from(ctx)
     progress = ProgressLine(quiet=quiet)
-    directory = _corpus(settings, corpus, progress)
+    directory = _remember(settings, _corpus(settings, corpus, progress))
     base = make_url(database_url(settings))
     options = EvalOptions(
         topics=[topic],
@@ -110,9 +137,9 @@ def demo_command(
     finally:
         engine.dispose()
     typer.echo(summary_table(result))
-    typer.echo(
-        f"\nThe soft crawl stays in database {soft_url.database}; look at it with e.g.\n"
-        f"  focuscrawl --database-url '{soft_url.render_as_string(hide_password=True)}' "
-        "monitor query census"
-    )
+    kept = f"\nThe soft crawl stays in database {soft_url.database}"
+    if not settings.database_url:
+        kept += ";\nthe embedded PostgreSQL keeps running (focuscrawl db down stops it)"
+    look = f"focuscrawl --database {soft_url.database} monitor --once"
+    typer.echo(f"{kept}. Look at the crawl:\n  {look}")
     typer.echo(f"report: {page}")

@@ -88,26 +88,28 @@ def sweep_table(result: dict[str, Any]) -> str:
 
 
 def summary_table(result: dict[str, Any]) -> str:
-    """The harvest table of an evaluation, in Markdown (seconds: each crawl's, mean over
-    seed samples)."""
-    lines = [
-        "| topic | strategy | pages | harvest | harvest, first N | recall | mean estimated R "
-        "| top-25 authorities relevant | seconds |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]  # fmt: skip
+    """Each topic's crawls in Markdown, at most 100 columns: harvest (with each seed
+    sample's when there are several), harvest among the first N, recall, mean estimated
+    R, the share of the top 25 authorities that are relevant, and seconds a crawl."""
+    lines: list[str] = []
     for topic in result["topics"]:
+        lines += [
+            f"{topic['topic']}: {topic['relevant_pages']:,} relevant pages (N), "
+            f"{topic['pages']:,} pages a crawl, {len(topic['seeds'])} seeds",
+            "| strategy | harvest | first N | recall | mean R | top-25 relevant | s |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for name, s in topic["strategies"].items():
             lines.append(
-                f"| {topic['topic']} | {name} | {topic['pages']} | {_harvest(s)} | "
-                f"{s['harvest_at_topic_size']:.3f} | "
+                f"| {name} | {_harvest(s)} | {s['harvest_at_topic_size']:.3f} | "
                 f"{s['recall']:.3f} | {s['mean_estimate']:.3f} | "
                 f"{s['top25_authorities_relevant']:.2f} | {s['seconds']:.1f} |"
             )
-    sizes = ", ".join(f"{t['topic']} {t['relevant_pages']:,}" for t in result["topics"][:3])
-    more = ", ..." if len(result["topics"]) > 3 else ""
+        lines.append("")
     lines.append(
-        f"N = the topic's relevant pages ({sizes}{more}); harvest = the true share of "
-        "relevant pages among those fetched (first N: among the first N)"
+        "harvest: the true share of relevant pages among those fetched (first N: among "
+        "the first N);\nrecall: the share of the N found; mean R: the classifier's mean "
+        "estimate"
     )
     return "\n".join(lines)
 

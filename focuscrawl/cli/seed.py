@@ -45,8 +45,14 @@ def add(
         typer.echo(f"skipped {error}", err=True)
     typer.echo(
         f"{len(result.added)} added, {len(result.raised)} raised to seed priority, "
-        f"{len(result.already_fetched)} already fetched, {result.duplicates} duplicates, "
+        f"{len(result.already_fetched)} already crawled, {result.duplicates} duplicates, "
         f"{len(result.invalid)} invalid"
     )
+    if result.failed_before:
+        typer.echo(
+            f"{len(result.failed_before)} failed before, for good; once the cause is mended, "
+            "focuscrawl crawl retry puts them back in the frontier",
+            err=True,
+        )
     if result.invalid:
         raise typer.Exit(1)

@@ -10,7 +10,9 @@ import typer
 
 from focuscrawl.cli.common import Group, settings_from
 from focuscrawl.errors import ConfigError, CorpusError
+from focuscrawl.web.corpus import corpus_dir
 from focuscrawl.webbox import RequestLog, WebBox, load_corpus, serve_forever
+from focuscrawl.webbox.process import LOG_FILE, start_background, stop_background
 from focuscrawl.webbox.synthetic import SyntheticParams, define_synthetic
 from focuscrawl.webbox.wikispeedia import (
     ARCHIVE_NAME,
@@ -79,10 +81,31 @@ def generate(
     hosts: Annotated[int, typer.Option(help="Number of hosts.")] = 1_000,
     seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same web.")] = 1,
     locality: Annotated[float, typer.Option(help="Probability a link stays in its topic.")] = 0.7,
+    sibling: Annotated[
+        float, typer.Option(help="Probability a link goes to a sibling topic.")
+    ] = 0.15,
+    site_purity: Annotated[
+        float, typer.Option(help="Probability a page lives on one of its topic's hosts.")
+    ] = 0.9,
+    topic_share: Annotated[
+        float, typer.Option(help="Share of a page's words drawn from its topic.")
+    ] = 0.5,
+    anchor_share: Annotated[
+        float, typer.Option(help="Share of a page's title and anchor words drawn from its topic.")
+    ] = 1.0,
     name: Annotated[str, typer.Option(help="Corpus name.")] = "synthetic",
 ) -> None:
     """Define a generated web (pages are made on request, so any size costs no disk)."""
-    params = SyntheticParams(pages=pages, hosts=hosts, seed=seed, locality=locality)
+    params = SyntheticParams(
+        pages=pages,
+        hosts=hosts,
+        seed=seed,
+        locality=locality,
+        sibling=sibling,
+        site_purity=site_purity,
+        topic_share=topic_share,
+        anchor_share=anchor_share,
+    )
     directory = settings_from(ctx).home_path / "corpora" / name
     define_synthetic(directory, params, name)
     typer.echo(f"{name}: {pages:,} pages on {hosts:,} hosts (seed {seed}) -> {directory}")
@@ -105,9 +128,31 @@ def serve(
     log: Annotated[
         Path | None, typer.Option(help="Append a line per request to this file.")
     ] = None,
+    background: Annotated[
+        bool,
+        typer.Option(
+            "--background",
+            help="Serve detached from this terminal (until focuscrawl webbox stop) and "
+            "print the line that points the other commands at it.",
+        ),
+    ] = False,
 ) -> None:
-    """Serve a corpus as an HTTP forward proxy until Ctrl-C."""
-    web = load_corpus(corpus, settings_from(ctx).home_path)
+    """Serve a corpus as an HTTP forward proxy until Ctrl-C (or in the background)."""
+    home = settings_from(ctx).home_path
+    if background:
+        corpus_dir(corpus, home)  # a corpus that is not there fails here, in one line
+        options = [] if faults is None else ["--faults" if faults else "--no-faults"]
+        if log is not None:
+            options += ["--log", str(log.resolve())]
+        pid, proxy = start_background(home, corpus, address, port, options)
+        typer.echo(
+            f"serving {corpus} on {proxy} in the background (pid {pid}, log "
+            f"{home / LOG_FILE}); focuscrawl webbox stop stops it. Point the crawl at it:",
+            err=True,
+        )
+        typer.echo(f"export FOCUSCRAWL_PROXY={proxy}")
+        return
+    web = load_corpus(corpus, home)
     box = WebBox(web, web.faults if faults is None else faults, RequestLog(log) if log else None)
 
     def ready(bound: int) -> None:
@@ -122,6 +167,15 @@ def serve(
     except OSError as exc:
         raise ConfigError(f"cannot listen on {address}:{port}: {exc.strerror}") from exc
     typer.echo("stopped")
+
+
+@app.command()
+def stop(ctx: typer.Context) -> None:
+    """Stop the web-in-a-box that serve --background started."""
+    pid = stop_background(settings_from(ctx).home_path)
+    typer.echo(
+        f"stopped the web-in-a-box (pid {pid})" if pid else "no web-in-a-box in the background"
+    )
 
 
 @app.command()

@@ -10,9 +10,9 @@ import logging
 import os
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -51,6 +51,8 @@ class CrawlStats:
     excluded: int = 0
     retried: int = 0
     started: float = 0.0
+    #: what the attempts that fetched no page failed or were excluded with, by error class
+    errors: Counter[str] = field(default_factory=Counter)
 
     @property
     def rate(self) -> float:

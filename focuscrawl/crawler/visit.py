@@ -38,6 +38,8 @@ class Visits(Hosts):
                 self.stats.excluded += 1
             else:
                 self.stats.retried += 1
+            if outcome.error is not None and outcome.state != DocState.FETCHED:
+                self.stats.errors[outcome.error] += 1
         self.metrics.visited(_OUTCOME_NAMES.get(outcome.state, "retried"), outcome.error)
         self.store.put(outcome)
 
@@ -111,8 +113,9 @@ class Visits(Hosts):
                 lease.again = True
             elif error == "private_address":
                 self._finish(Outcome(claim, DocState.EXCLUDED, error=error))
-            else:
-                self._finish(retry_or_fail(claim, "robots_unavailable", None, self.config))
+            else:  # a network failure says why; a server's error is robots.txt's own
+                cause = "robots_unavailable" if error.startswith("http_") else error
+                self._finish(retry_or_fail(claim, cause, None, self.config))
         elif not self.robots.allowed(claim.sid, lease.robots_txt, claim.url):
             self._finish(Outcome(claim, DocState.EXCLUDED, error="robots"))
         else:

@@ -9,7 +9,7 @@ from sqlalchemy.engine import Connection
 
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
-from focuscrawl.db.schema import SEED_PRIORITY
+from focuscrawl.db.schema import SEED_PRIORITY, DocState
 from focuscrawl.errors import InvalidURL
 from focuscrawl.web.urls import normalize_url, oid_of, split_url
 
@@ -23,6 +23,7 @@ class SeedResult:
     added: list[str] = field(default_factory=list)
     raised: list[str] = field(default_factory=list)
     already_fetched: list[str] = field(default_factory=list)
+    failed_before: list[str] = field(default_factory=list)  # crawl retry tries them again
     duplicates: int = 0
     invalid: list[InvalidURL] = field(default_factory=list)
 
@@ -67,5 +68,11 @@ def add_seeds(connection: Connection, urls: Iterable[str]) -> SeedResult:
     for row in rows:
         touched.add(row.oid)
         (result.added if row.inserted else result.raised).append(by_oid[row.oid])
-    result.already_fetched = [url for oid, url in by_oid.items() if oid not in touched]
+    untouched = [oid for oid in by_oid if oid not in touched]
+    if untouched:
+        found = execute(connection, queries["seed_states"], {"oids": untouched})
+        states = {row.oid: row.state for row in found}
+        for oid in untouched:
+            failed = states.get(oid) == DocState.FAILED
+            (result.failed_before if failed else result.already_fetched).append(by_oid[oid])
     return result

@@ -85,6 +85,7 @@ def corpus_dir(name_or_dir: str, home: Path) -> Path:
     hint = {
         "wikispeedia": "build it with: focuscrawl webbox import-wikispeedia",
         "synthetic": "build it with: focuscrawl webbox generate --pages N",
+        "demo": "the demo's web is there once focuscrawl demo has run",
     }.get(name_or_dir, f"expected {direct}/corpus.json or {named}/corpus.json")
     raise CorpusError(f"no corpus {name_or_dir!r}; {hint}")
 

@@ -6,11 +6,11 @@ Nothing is stored per page: page ``i`` is a pure function of ``(seed, i)``, so a
 * **Topics** are the 65 Wikispeedia categories with at least 20 articles (for
   example ``subject.Science.Biology``); each owns a contiguous block of page ids,
   sized by how many articles the category has.
-* **Text** mixes words drawn from the topic's distribution and from a background
-  distribution (counts learned from the Wikispeedia text, shipped in
-  ``topic_words.json.gz``), so pages read like real vocabulary. For speed, each
-  topic draws a pool of 4,096 twelve-word sentences once, and a page is a random
-  run of them (about 550 words, log-normal).
+* **Text** mixes words drawn from the topic's distribution (a share ``topic_share``,
+  half by default) and from a background distribution (counts learned from the
+  Wikispeedia text, shipped in ``topic_words.json.gz``), so pages read like real
+  vocabulary. For speed, each topic draws a pool of 4,096 twelve-word sentences once,
+  and a page is a random run of them (about 550 words, log-normal).
 * **Hosts** are topical: each topic owns a share of the hosts, and a page lives on
   one of its topic's hosts with probability ``site_purity`` (else on any host).
 * **Links**: out-degree is Pareto-distributed (mean about 14, at most 200). A link
@@ -45,7 +45,6 @@ __all__ = ["SyntheticCorpus", "SyntheticParams", "define_synthetic"]
 
 DOMAIN = "synth.example"
 MAX_DEGREE = 200
-TOPIC_SHARE = 0.5  # of words drawn from the topic rather than the background
 SENTENCE_WORDS = 12
 POOL_SENTENCES = 4096  # per topic, made on first use
 _MASK = (1 << 64) - 1
@@ -76,13 +75,15 @@ class SyntheticParams:
     locality: float = 0.7
     sibling: float = 0.15
     site_purity: float = 0.9
+    topic_share: float = 0.5  # of a page's words drawn from its topic, not the background
+    anchor_share: float = 1.0  # of its title's (and so its anchors') words, likewise
 
     def check(self) -> None:
         if self.pages < 1 or self.hosts < 1:
             raise ConfigError("a synthetic web needs at least 1 page and 1 host")
         if self.pages > 100_000_000:
             raise ConfigError("at most 100,000,000 pages")
-        for name in ("locality", "sibling", "site_purity"):
+        for name in ("locality", "sibling", "site_purity", "topic_share", "anchor_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"{name} must be between 0 and 1")
         if self.locality + self.sibling > 1.0:
@@ -134,7 +135,10 @@ class SyntheticCorpus:
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any]) -> SyntheticCorpus:
-        names = ("pages", "hosts", "seed", "locality", "sibling", "site_purity")
+        names = (
+            "pages", "hosts", "seed", "locality", "sibling", "site_purity", "topic_share",
+            "anchor_share",
+        )  # fmt: skip
         params = SyntheticParams(**{k: meta[k] for k in names if k in meta})
         return cls(params, str(meta.get("name", "synthetic")), bool(meta.get("faults", True)))
 
@@ -154,11 +158,18 @@ class SyntheticCorpus:
         return f"http://{self._host_names[self.host_of(page)]}/p/{page}"
 
     def title(self, page: int) -> str:
-        """Three topic words (already HTML-escaped, like the vocabulary)."""
-        vocab = self._vocab[self.topic_of(page)].words
+        """Three words (already HTML-escaped, like the vocabulary): each of the topic's
+        with probability ``anchor_share``, else of the background."""
+        topical = self._vocab[self.topic_of(page)].words
         mixed = _mix(self.params.seed, page, 10)
-        size = min(len(vocab), 200)
-        picks = (vocab[mixed % size], vocab[(mixed >> 16) % size], vocab[(mixed >> 32) % size])
+        picks = []
+        for n in range(3):
+            vocab = topical
+            if self.params.anchor_share < 1.0:
+                roll = _mix(self.params.seed, page, 12 + n) & 0xFFFFFF
+                if roll >= self.params.anchor_share * 0x1000000:
+                    vocab = self._background.words
+            picks.append(vocab[(mixed >> (16 * n)) % min(len(vocab), 200)])
         return " ".join(str(w).capitalize() for w in picks)
 
     def _target(self, rng: random.Random, topic: int) -> int:
@@ -203,7 +214,7 @@ class SyntheticCorpus:
             rng = np.random.default_rng([self.params.seed, topic, 11])
             count = POOL_SENTENCES * SENTENCE_WORDS
             words = self._background.sample(rng, count)
-            from_topic = rng.random(count) < TOPIC_SHARE
+            from_topic = rng.random(count) < self.params.topic_share
             words[from_topic] = self._vocab[topic].sample(rng, int(from_topic.sum()))
             flat = words.tolist()
             pool = [
@@ -276,5 +287,9 @@ def define_synthetic(directory: Path, params: SyntheticParams, name: str) -> Non
         "hosts": params.hosts,
         "seed": params.seed,
         "locality": params.locality,
+        "sibling": params.sibling,
+        "site_purity": params.site_purity,
+        "topic_share": params.topic_share,
+        "anchor_share": params.anchor_share,
     }
     (directory / "corpus.json").write_text(json.dumps(meta, indent=2) + "\n")

@@ -193,11 +193,11 @@ def archive_places(configured: str | None) -> list[Path]:
     """Where wikispeedia.tar.gz is looked for: FOCUSCRAWL_CORPORA, then ../shared/corpora
     beside the current directory and beside the project checkout."""
     places = [Path(configured).expanduser()] if configured else []
-    return [
-        *places,
+    places += [
         Path.cwd().parent / "shared" / "corpora",
         Path(__file__).resolve().parents[3] / "shared" / "corpora",
     ]
+    return list(dict.fromkeys(p.resolve() for p in places))  # each place once
 
 
 def find_archive(configured: str | None) -> Path | None:

@@ -44,3 +44,59 @@ def test_crawl_run_refuses_values_that_would_stall_or_poison_a_crawl(
         assert cursor.fetchall() == [(0, 0)]
         cursor.execute("SELECT count(*) FROM site WHERE next_fetch_at = 'infinity'")
         assert cursor.fetchone() == (0,)
+
+
+def test_a_crawl_that_fetched_nothing_says_why_and_its_failures_can_be_retried(
+    cli, db_url: str
+) -> None:  # type: ignore[no-untyped-def]
+    """The newcomer's first own crawl: no proxy (the hosts do not resolve), then a proxy
+    that is down, then the web-in-a-box served in the background; each failure is one
+    line and exit 2, and the seeds that failed for good are fetched once retried."""
+    env = {"FOCUSCRAWL_DATABASE_URL": db_url}
+    made = cli("webbox", "generate", "--pages", "300", "--hosts", "4", "--name", "tiny", env=env)
+    assert made.returncode == 0, made.stderr
+    seeds = cli("webbox", "urls", "--corpus", "tiny", "--sample", "3", env=env).stdout.split()
+    assert len(seeds) == 3 and cli("seed", "add", *seeds, env=env).returncode == 0
+    crawl = ("crawl", "run", "--mode", "bfs", "--max-pages", "20", "--quiet")
+
+    unresolved = cli(*crawl, env=env)
+    assert unresolved.returncode == 2
+    line = unresolved.stderr.strip().splitlines()[-1]
+    assert "fetched nothing" in line and "dns_error" in line and "--background" in line
+    again = cli("seed", "add", seeds[0], env=env)
+    assert "1 failed before" in again.stderr and "crawl retry" in again.stderr
+
+    assert cli("crawl", "retry", env=env).stdout.startswith("3 URLs")
+    dead = cli(*crawl, env={**env, "FOCUSCRAWL_PROXY": "http://127.0.0.1:9"})
+    assert dead.returncode == 2 and "proxy_unreachable" in dead.stderr, dead.stderr
+
+    served = cli("webbox", "serve", "--corpus", "tiny", "--port", "0", "--background", env=env)
+    try:
+        assert served.returncode == 0, served.stderr
+        export = served.stdout.strip()
+        assert export.startswith("export FOCUSCRAWL_PROXY=http://127.0.0.1:"), served.stdout
+        proxy = export.partition("=")[2]
+        assert cli("crawl", "retry", "--error", "proxy_unreachable", env=env).stdout.startswith(
+            "3 URLs"
+        )
+        done = cli(*crawl, env={**env, "FOCUSCRAWL_PROXY": proxy})
+        assert done.returncode == 0, done.stderr
+    finally:
+        stopped = cli("webbox", "stop", env=env)
+    assert stopped.stdout.startswith("stopped the web-in-a-box"), stopped.stdout
+    with psycopg2.connect(db_url) as connection, connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM doc WHERE state = 2")
+        assert cursor.fetchone() == (20,)
+        cursor.execute(
+            "SELECT count(*) FROM doc AS d WHERE d.url = ANY(%s) AND state = 2", (seeds,)
+        )
+        assert cursor.fetchone() == (3,)
+
+
+def test_a_crawl_with_an_empty_frontier_says_so(cli, db_url: str) -> None:  # type: ignore[no-untyped-def]
+    done = cli("crawl", "run", "--mode", "bfs", "--quiet", env={"FOCUSCRAWL_DATABASE_URL": db_url})
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(
+        "fetched nothing: the frontier has no URL to crawl (add seeds: focuscrawl seed add "
+        "URL; URLs that failed for good: focuscrawl crawl retry)"
+    )

@@ -63,7 +63,7 @@ def test_every_monitoring_query_runs_on_a_live_crawl(
     assert sum(r["pages"] for r in census) == fetched
     assert all(r["category"].startswith("topics.") for r in census)
     errors = json.loads(_monitor(db_url, "query", "errors", "--format", "json").stdout)
-    assert [r["error"] for r in errors] == ["robots_unavailable"]  # the unknown host
+    assert [r["error"] for r in errors] == ["dns_error"]  # the unknown host's robots.txt
     stagnation = json.loads(_monitor(db_url, "query", "stagnation", "--format", "json").stdout)
     assert stagnation and stagnation[0]["num_tries"] == 0
     wrong = _monitor(db_url, "query", "nonsense")
