@@ -15,8 +15,9 @@ FROM taxonomy;
 UPDATE taxonomy SET good = %(good)s WHERE kcid = ANY(%(kcids)s::smallint[]);
 
 -- good_categories --
--- How many categories are marked good: a focused crawl with none has no topic.
-SELECT count(*) FROM taxonomy WHERE good = 1;
+-- The names of the categories marked good (their descendants inherit the mark): the
+-- crawl's topic. A focused crawl with none has no topic.
+SELECT kcname FROM taxonomy WHERE good = 1 ORDER BY kcname;
 
 -- taxonomy_size --
 SELECT (SELECT count(*) FROM taxonomy) AS categories, (SELECT count(*) FROM example) AS examples;

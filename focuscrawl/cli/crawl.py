@@ -143,7 +143,7 @@ def run(
     crawler = Crawler(engine, config)  # a bad setting fails here, before any warning
     if mode.focused:
         with engine.connect() as connection:
-            if not execute(connection, queries["good_categories"]).scalar():
+            if execute(connection, queries["good_categories"]).first() is None:
                 typer.echo(
                     f"warning: no category is marked good, so the {mode.value} crawl has no "
                     "topic (focuscrawl topic new, or taxonomy good)",

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from focuscrawl.cli.common import Group, engine_from, settings_from
+from focuscrawl.cli.common import Group, engine_from, read_url_file, settings_from
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.db.seeds import add_seeds
+from focuscrawl.errors import ConfigError
 from focuscrawl.topics.topic import new_topic, read_examples
 
 app = typer.Typer(cls=Group, help="A topic of your own, from example pages.", no_args_is_help=True)
@@ -19,12 +21,20 @@ def new(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The topic's name (letters, digits, _ and -).")],
     good: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
             help="An example page of the topic: an http(s) URL, an .html or .txt "
-            "file, or a directory of them; repeat for more."
+            "file, or a directory of them; repeat for more.",
+            show_default=False,
         ),
-    ],
+    ] = None,
+    good_list: Annotated[
+        Path | None,
+        typer.Option(
+            help="A file of example URLs, one a line ('-' reads standard input).",
+            show_default=False,
+        ),
+    ] = None,
     bad: Annotated[
         list[str] | None,
         typer.Option(
@@ -40,9 +50,14 @@ def new(
 ) -> None:
     """Place NAME in the shipped background taxonomy with your examples, mark it good,
     train, and print the suggested seeds (the examples' URLs and their out-links)."""
+    given = list(good or [])
+    if good_list is not None:
+        given += read_url_file(good_list, "list of examples")
+    if not given:
+        raise ConfigError("no example pages: give --good PAGE (repeat it) or --good-list FILE")
     settings = settings_from(ctx)
     fetch = FetchConfig.from_settings(settings)
-    good_examples = read_examples(good, fetch)
+    good_examples = read_examples(given, fetch)
     bad_examples = read_examples(bad or [], fetch)
     engine = engine_from(ctx)
     made = new_topic(engine, name, good_examples, bad_examples, replace)

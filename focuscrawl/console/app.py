@@ -104,8 +104,8 @@ class Console:
         return HTMLResponse(PAGE.read_text(encoding="utf-8"))
 
     def status(self, request: Request) -> Response:
-        """The live view's numbers (`monitor/dashboard`), rates over the last minute, the alarms and
-        the newest model."""
+        """The live view's numbers (`monitor/dashboard`), rates over the last minute, the alarms,
+        the newest model, the topic (the good categories) and the database."""
         snap = snapshot(self.engine)
         with self._lock:
             self.watch.add(snap)
@@ -114,8 +114,11 @@ class Console:
             relevant_per_s = self.watch.acquisition_rate()
         with self.engine.connect() as connection:
             model = execute(connection, queries["newest_model_id"]).scalar()
+            topic = list(execute(connection, queries["good_categories"]).scalars())
         return JSONResponse(
             {
+                "database": self.engine.url.database,
+                "topic": topic,
                 "fetched": snap.fetched,
                 "failed": snap.failed,
                 "errors": snap.errors,
@@ -126,7 +129,11 @@ class Console:
                 "pages_per_s": pages_per_s,
                 "relevant_per_s": relevant_per_s,
                 "model": model,
-                "alarms": {"stagnation": alarms.stagnation, "diffusion": alarms.diffusion},
+                "alarms": {
+                    "stagnation": alarms.stagnation,
+                    "diffusion": alarms.diffusion,
+                    "harvest": alarms.harvest,
+                },
             }
         )
 

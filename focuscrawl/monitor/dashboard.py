@@ -1,5 +1,5 @@
 """The live view of ``focuscrawl monitor``: snapshots of the crawl, rates between them,
-and the two alarms the paper left unimplemented.
+the two alarms the paper left unimplemented, and one for a crawl that finds little.
 
 * **Stagnation**: the acquisition rate of relevant pages (growth of the sum of R over
   scored pages, per second) over the last window fell below ``stall_share`` of the best
@@ -7,6 +7,10 @@ and the two alarms the paper left unimplemented.
 * **Diffusion**: the moving average of R over the last 100 fetches stayed below
   ``1 - drop`` times its best value for ``patience`` fetches in a row: the crawl has
   wandered off the topic and is not coming back.
+* **Harvest**: after ``low_after`` fetches, the average R of the last 1,000 is below
+  ``low_harvest``: the crawl finds little of its topic from the start (weak examples,
+  seeds far from the topic), which the two alarms above, relative to the crawl's own
+  best, never raise.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ def snapshot(engine: Engine) -> Snapshot:
 class Alarms:
     stagnation: str | None = None
     diffusion: str | None = None
+    harvest: str | None = None
 
 
 @dataclass
@@ -66,6 +71,8 @@ class Watch:
     stall_share: float = 0.2
     drop: float = 0.3
     patience: int = 500
+    low_harvest: float = 0.05
+    low_after: int = 500
     history: deque[Snapshot] = field(default_factory=lambda: deque(maxlen=10_000))
     _best_acquisition: float = 0.0
     _best_avg: float = 0.0
@@ -134,7 +141,16 @@ class Watch:
                 f"{1 - self.drop:.0%} of its best {self._best_avg:.3f} for "
                 f"{latest.fetched - self._low_since:,} fetches"
             )
-        return Alarms(stagnation, diffusion)
+        harvest = None
+        average = latest.avg_1000 if latest.avg_1000 is not None else latest.avg_100
+        low = average is not None and average < self.low_harvest
+        if latest.fetched >= self.low_after and low:
+            harvest = (
+                f"average R of the last {min(latest.fetched, 1000):,} is {average:.3f}, "
+                f"below {self.low_harvest}: the crawl finds little of its topic (check "
+                "its examples and seeds)"
+            )
+        return Alarms(stagnation, diffusion, harvest)
 
 
 def _value(value: float | None, digits: int = 3) -> str:
@@ -161,5 +177,6 @@ def render(watch: Watch) -> str:
         f"  classifier backlog {s.unscored:,}",
         f"  stagnation alarm   {alarms.stagnation or 'no'}",
         f"  diffusion alarm    {alarms.diffusion or 'no'}",
+        f"  harvest alarm      {alarms.harvest or 'no'}",
     ]
     return "\n".join(lines)

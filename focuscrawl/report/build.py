@@ -60,8 +60,8 @@ def _harvest_chart(values: list[float]) -> Markup:
         "Harvest rate: relevance of each fetched page, with moving averages",
         [
             Series("page R", dots, dots=True, color="#7f7f7f"),
-            Series("average of 100", thin(moving_average(values, 100), 600), color="#1f77b4"),
-            Series("average of 1,000", thin(moving_average(values, 1000), 600), color="#d62728"),
+            Series("average of 100", thin(moving_average(values, 100), 600), color=AVERAGE_100),
+            Series("average of 1,000", thin(moving_average(values, 1000), 600), color=AVERAGE_1000),
         ],
         "URLs fetched",
         "relevance R",
@@ -220,6 +220,22 @@ def _evaluation_section(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
     return sections
 
 
+#: the moving averages' colours: not the strategies' (PALETTE), so that no colour means
+#: a strategy in one chart and an average in the next
+AVERAGE_100 = "#6a3d9a"
+AVERAGE_1000 = "#111111"
+#: top-level domains that never resolve (RFC 2606, 6761): a URL there is shown, not linked
+_UNRESOLVABLE = (".example", ".invalid", ".test", ".localhost")
+
+
+def linkable(url: str) -> bool:
+    """Whether a browser could open ``url``: http(s), on a host that can resolve."""
+    if not url.startswith(("http://", "https://")):
+        return False
+    host = url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[0].rstrip(".").lower()
+    return not (host.endswith(_UNRESOLVABLE) or f".{host}" in _UNRESOLVABLE)
+
+
 def write_report(
     engine: Engine, out: Path, evaluation: dict[str, Any] | None = None, title: str = ""
 ) -> Path:
@@ -229,6 +245,7 @@ def write_report(
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
+    environment.tests["linkable"] = linkable
     page = environment.get_template("report.html.j2").render(
         title=title or "focuscrawl report",
         generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"),

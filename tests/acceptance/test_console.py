@@ -94,7 +94,14 @@ def browser_page(console: str, tmp_path: Path) -> Iterator[Page]:
     profile = tmp_path / "profile"
     url = f"{console}/#token={TOKEN}"
     process = subprocess.Popen(
-        [browser, *HEADLESS, "--remote-debugging-port=0", f"--user-data-dir={profile}", url],
+        [
+            browser,
+            *HEADLESS,
+            "--window-size=1400,1000",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={profile}",
+            url,
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -140,9 +147,19 @@ def test_the_console_shows_the_crawl_and_its_label_button_labels(
     )
     fetched = page.evaluate("document.querySelector('#numbers b').textContent")
     assert fetched == "45"  # three rounds of 15 pages
-    assert "no stagnation or diffusion alarm" in page.evaluate(
+    assert "no alarm: stagnation, diffusion, harvest" in page.evaluate(
         "document.getElementById('alarms').textContent"
     )
+    shown = page.evaluate("document.getElementById('topic').textContent")
+    assert shown.startswith("topic: ") and shown.endswith(f"database {engine.url.database}")
+    # the label table's R and why fit in a 1,400-pixel window
+    _wait(lambda: page.evaluate("document.querySelectorAll('#suggestions td.why').length"), "why")
+    page.evaluate("document.querySelector('#suggestions').scrollIntoView()")
+    right = page.evaluate(
+        "Math.max(...[...document.querySelectorAll('#suggestions td.why')]"
+        ".map(td => td.getBoundingClientRect().right))"
+    )
+    assert right <= page.evaluate("window.innerWidth"), right
     assert page.evaluate("document.querySelectorAll('#next tr').length") > 1
     assert page.evaluate("document.getElementById('tokenstate').textContent") == (
         "actions: enabled"
