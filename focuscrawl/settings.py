@@ -190,8 +190,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "corpora",
         None,
-        "Directory holding corpus archives such as wikispeedia.tar.gz (default: "
-        "../shared/corpora beside the project checkout, or beside the current directory).",
+        "Directory holding corpus archives such as wikispeedia.tar.gz; when set, the only "
+        "place looked (default: ../shared/corpora beside the project checkout, or beside "
+        "the current directory).",
         _Text | None,
     ),
     Setting(

@@ -87,7 +87,7 @@ def run(
         int | None,
         typer.Option(
             help="soft/hard: run at most this many pages ahead of the classifier (fetched "
-            f"and not yet scored) [{FOCUSED_BACKLOG}; 0: no bound]. A crawl that sees no "
+            f"and not yet scored) (default {FOCUSED_BACKLOG}; 0: no bound). A crawl that sees no "
             "classifier scoring crawls on without waiting.",
             show_default=False,
         ),
@@ -96,7 +96,7 @@ def run(
         float | None,
         typer.Option(
             help="soft/hard: the backlog grows to this share of the pages fetched "
-            f"[{POLITE_BACKLOG_SHARE} under a host delay, {BACKLOG_SHARE} with none].",
+            f"(default {POLITE_BACKLOG_SHARE} under a host delay, {BACKLOG_SHARE} with none).",
             show_default=False,
         ),
     ] = None,

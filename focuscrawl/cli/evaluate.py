@@ -156,7 +156,7 @@ def eval_command(
             "truth: soft-perfect (a perfect page classifier), oracle (every link target's "
             "label known before fetching); labels (soft, with a simulated operator who labels "
             "the pages `label suggest` lists from the ground truth after --label-after "
-            "pages). [bfs,unfocused,soft,hard; a sweep: bfs,soft,oracle]",
+            "pages). Default bfs,unfocused,soft,hard; a sweep: bfs,soft,oracle.",
             show_default=False,
         ),
     ] = None,
@@ -213,7 +213,7 @@ def eval_command(
         int | None,
         typer.Option(
             help="Focused crawls: distil and boost every this many pages (0: never) "
-            "[a quarter of N, at least 25].",
+            "(default a quarter of N, at least 25).",
             show_default=False,
         ),
     ] = None,

@@ -190,10 +190,11 @@ def _extract_safely(tar: tarfile.TarFile, destination: Path) -> None:
 
 
 def archive_places(configured: str | None) -> list[Path]:
-    """Where wikispeedia.tar.gz is looked for: FOCUSCRAWL_CORPORA, then ../shared/corpora
-    beside the current directory and beside the project checkout."""
-    places = [Path(configured).expanduser()] if configured else []
-    places += [
+    """Where wikispeedia.tar.gz is looked for: FOCUSCRAWL_CORPORA when it is set, else
+    ../shared/corpora beside the current directory and beside the project checkout."""
+    if configured:
+        return [Path(configured).expanduser()]
+    places = [
         Path.cwd().parent / "shared" / "corpora",
         Path(__file__).resolve().parents[3] / "shared" / "corpora",
     ]
