@@ -11,6 +11,8 @@ from pathlib import Path
 
 from acceptance_helpers import HEADLESS, browser_or_skip  # type: ignore[import-not-found]
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 def _browse(browser: str, page: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -32,14 +34,30 @@ def test_demo_runs_to_the_end_and_its_report_opens_with_charts(
         assert done.returncode == 0, done.stderr[-2000:]
     finally:
         subprocess.run([*focuscrawl, "db", "down"], env=env, capture_output=True, timeout=120)
-    rows = dict(
-        re.findall(r"\| subject\.Science\.Biology \| (\w+) \| 1500 \| ([\d.]+) \|", done.stdout)
-    )
+    # | strategy | harvest | first N | ...
+    rows = {
+        name: (float(harvest), float(first))
+        for name, harvest, first in re.findall(
+            r"^\| (bfs|soft) \| ([\d.]+) \| ([\d.]+) \|", done.stdout, flags=re.M
+        )
+    }
     assert set(rows) == {"bfs", "soft"}, done.stdout
     # the quality bar: soft focus beats breadth-first clearly
-    assert float(rows["soft"]) > float(rows["bfs"]) + 0.05, done.stdout
+    assert rows["soft"][1] > rows["bfs"][1] + 0.05, done.stdout
     # the summary says what N is, with the topic's own count
-    assert "N = the topic's relevant pages (subject.Science.Biology 698)" in done.stdout
+    assert "subject.Science.Biology: 698 relevant pages (N), 1,500 pages a crawl" in done.stdout
+    assert max(len(line) for line in done.stdout.splitlines()[:-1]) <= 100
+    # the figures the README and the tutorial give are what the demo prints
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"(0\.\d\d) soft against (0\.\d\d) breadth-first on Wikispeedia", readme)
+    assert said, "the README gives the demo's figures"
+    assert abs(float(said[1]) - rows["soft"][1]) <= 0.05, (said[0], rows)
+    assert abs(float(said[2]) - rows["bfs"][1]) <= 0.05, (said[0], rows)
+    tutorial = (REPO / "docs" / "tutorial.md").read_text(encoding="utf-8")
+    for name, (harvest, first) in rows.items():
+        shown = re.search(rf"^\| {name} \| ([\d.]+) \| ([\d.]+) \|", tutorial, flags=re.M)
+        assert shown, f"the tutorial shows the {name} row"
+        assert abs(float(shown[1]) - harvest) <= 0.05 and abs(float(shown[2]) - first) <= 0.05
     page = Path(done.stdout.strip().splitlines()[-1].removeprefix("report: "))
     assert page == tmp_path / "home" / "reports" / "demo" / "index.html" and page.is_file()
 
