@@ -41,14 +41,20 @@ MetricsHost = Annotated[
 
 
 class Group(typer.core.TyperGroup):
-    """A command group that names the closest commands when one is mistyped."""
+    """A command group that names the closest commands when one is mistyped, in one
+    line as every error a user can act on."""
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name = args[0] if args else ""
         if args and self.get_command(ctx, name) is None and not name.startswith("-"):
             close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
             hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            ctx.fail(f"No such command {name!r}{hint}")
+            typer.echo(
+                f"focuscrawl: error: No such command {name!r}{hint} "
+                f"({ctx.command_path} --help lists them)",
+                err=True,
+            )
+            raise typer.Exit(2)
         return super().resolve_command(ctx, args)
 
 

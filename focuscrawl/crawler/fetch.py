@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 
 import httpcore
 
-from focuscrawl.crawler.network import PrivateAddress, PublicOnlyBackend
+from focuscrawl.crawler.network import PrivateAddress, PublicOnlyBackend, connect_error
 from focuscrawl.crawler.warc import Exchange
 from focuscrawl.errors import ConfigError
 from focuscrawl.settings import Settings, default_of
@@ -255,7 +255,7 @@ class Fetcher:
         except PrivateAddress:
             result.error = "private_address"
         except httpcore.ConnectError as exc:
-            result.error = self._connect_error(exc)
+            result.error = connect_error(exc, proxied=self._proxy is not None)
         except (httpcore.RemoteProtocolError, httpcore.LocalProtocolError):
             result.error = "protocol"
         except zlib.error:
@@ -264,19 +264,6 @@ class Fetcher:
                 httpcore.UnsupportedProtocol) as exc:  # fmt: skip
             result.error = type(exc).__name__.lower()[:64]
         return result
-
-    def _connect_error(self, exc: httpcore.ConnectError) -> str:
-        """The error class of a connection that failed, named as the web-in-a-box (and
-        RFC 9209's Proxy-Status) names them: the proxy itself unreachable, a host that
-        does not resolve, a refused connection, or any other failure to connect."""
-        if self._proxy is not None:
-            return "proxy_unreachable"
-        text = str(exc).lower()
-        if text.startswith("cannot resolve") or "name or service not known" in text:
-            return "dns_error"
-        if "refused" in text:
-            return "connection_refused"
-        return "connect"
 
     def _read(
         self,

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpcore
 
-__all__ = ["PrivateAddress", "PublicOnlyBackend", "is_public"]
+__all__ = ["PrivateAddress", "PublicOnlyBackend", "connect_error", "is_public"]
 
 Resolver = Callable[..., list[tuple[Any, ...]]]
 
@@ -75,3 +75,17 @@ class PublicOnlyBackend(httpcore.SyncBackend):
                 failure = exc
         assert failure is not None
         raise failure
+
+
+def connect_error(exc: httpcore.ConnectError, proxied: bool) -> str:
+    """The error class of a connection that failed, named as the web-in-a-box (and RFC
+    9209's Proxy-Status) names them: the proxy itself unreachable, a host that does not
+    resolve, a refused connection, or any other failure to connect."""
+    if proxied:
+        return "proxy_unreachable"
+    text = str(exc).lower()
+    if text.startswith("cannot resolve") or "name or service not known" in text:
+        return "dns_error"
+    if "refused" in text:
+        return "connection_refused"
+    return "connect"

@@ -20,9 +20,13 @@ __all__ = [
     "TAKE_TIMEOUT",
 ]
 
+#: a worker waits at most this long for a URL to come due before it looks again whether
+#: the crawl is stopping
 TAKE_TIMEOUT = 0.2
 SCOPE_EVERY_S = 5.0  # how often a crawler reads the crawl's scope again
+#: how often a crawler gives back the URLs whose lease ran out (a crawler that died)
 RECOVER_EVERY_S = 30.0
+#: a lockstep crawl (the evaluation's) looks this often whether its round is scored
 LOCKSTEP_POLL_S = 0.002
 #: a free crawl looks whether to claim this often: the work it keeps in hand lasts DUE_S,
 #: and each look reads the queues of every host it holds (a few hundred µs for 1,000)

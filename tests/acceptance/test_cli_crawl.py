@@ -100,3 +100,20 @@ def test_a_crawl_with_an_empty_frontier_says_so(cli, db_url: str) -> None:  # ty
         "fetched nothing: the frontier has no URL to crawl (add seeds: focuscrawl seed add "
         "URL; URLs that failed for good: focuscrawl crawl retry)"
     )
+
+
+def test_a_mistyped_command_or_topic_is_one_line_naming_the_closest(cli) -> None:  # type: ignore[no-untyped-def]
+    for args, says in (
+        (("craw", "run"), "No such command 'craw'; did you mean 'crawl'?"),
+        (("crawl", "rn"), "No such command 'rn'; did you mean 'run'?"),
+    ):
+        done = cli(*args)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert says in done.stderr
+    assert (
+        cli("webbox", "generate", "--pages", "300", "--hosts", "4", "--name", "tiny").returncode
+        == 0
+    )
+    wrong = cli("eval", "--corpus", "tiny", "--topic", "subject.Science.Biolgy")
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1, wrong.stderr
+    assert "did you mean subject.Science.Biology" in wrong.stderr
