@@ -56,7 +56,7 @@ def _harvest(measures: dict[str, Any]) -> str:
 
 def sweep_table(result: dict[str, Any]) -> str:
     """A sweep in Markdown: harvest per topic and strategy, then the summary lines."""
-    from focuscrawl.evaluation.summary import sweep_summary
+    from focuscrawl.evaluation.summary import HEADLINE, sweep_summary
 
     topics = result["topics"]
     names = list(topics[0]["strategies"]) if topics else []
@@ -65,7 +65,10 @@ def sweep_table(result: dict[str, Any]) -> str:
         "|---|" + "---|" * len(names),
     ]
     for topic in topics:
-        cells = [f"{topic['strategies'][n]['harvest']:.3f}" for n in names]
+        cells = [
+            f"{topic['strategies'][n].get(HEADLINE, topic['strategies'][n]['harvest']):.3f}"
+            for n in names
+        ]
         lines.append(
             f"| {topic['topic']} ({topic['relevant_pages']}) | " + " | ".join(cells) + " |"
         )
@@ -73,13 +76,29 @@ def sweep_table(result: dict[str, Any]) -> str:
     result["summary"] = summary
     lines.append("")
     for name, entry in summary.items():
-        parts = [f"{name}: mean harvest {entry['mean_harvest']:.3f}"]
+        parts = [
+            f"{name}: relevant per attempt {entry['mean_per_attempt']:.3f} (harvest "
+            f"{entry['mean_harvest']:.3f}; its verdict R >= 0.5: precision "
+            f"{entry['mean_verdict_precision']:.2f}, recall {entry['mean_verdict_recall']:.2f})"
+        ]
         if "wins" in entry:
             parts.append(f"beats bfs by 0.02 on {entry['wins']}/{entry['topics']} topics")
         if "mean_ratio_to_bfs" in entry:
             parts.append(
                 f"mean ratio to bfs {entry['mean_ratio_to_bfs']:.2f} "
                 f"(ratio of means {entry['ratio_of_means_to_bfs']:.2f})"
+            )
+        recall = next((k for k in entry if k.startswith("mean_recall_")), None)
+        if recall is not None:
+            budget = recall.removeprefix("mean_")
+            parts.append(
+                f"{budget.replace('_', ' at ').replace('n', 'N')} {entry[recall]:.3f}"
+                + (
+                    f" ({entry[budget + '_ratio_of_means_to_bfs']:.2f}x bfs, ahead on "
+                    f"{entry[budget + '_wins']}/{entry['topics']})"
+                    if budget + "_wins" in entry
+                    else ""
+                )
             )
         if "mean_ratio_to_oracle" in entry:
             parts.append(f"to the oracle {entry['mean_ratio_to_oracle']:.2f}")
@@ -96,20 +115,23 @@ def summary_table(result: dict[str, Any]) -> str:
         lines += [
             f"{topic['topic']}: {topic['relevant_pages']:,} relevant pages (N), "
             f"{topic['pages']:,} pages a crawl, {len(topic['seeds'])} seeds",
-            "| strategy | harvest | first N | recall | mean R | top-25 relevant | s |",
-            "|---|---|---|---|---|---|---|",
+            "| strategy | harvest | first N | per attempt | recall | verdict P / R | top-25 | s |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for name, s in topic["strategies"].items():
             lines.append(
                 f"| {name} | {_harvest(s)} | {s['harvest_at_topic_size']:.3f} | "
-                f"{s['recall']:.3f} | {s['mean_estimate']:.3f} | "
+                f"{s.get('per_attempt', s['harvest']):.3f} | {s['recall']:.3f} | "
+                f"{s.get('verdict_precision', 0):.2f} / {s.get('verdict_recall', 0):.2f} | "
                 f"{s['top25_authorities_relevant']:.2f} | {s['seconds']:.1f} |"
             )
         lines.append("")
     lines.append(
-        "harvest: the true share of relevant pages among those fetched (first N: among "
-        "the first N);\nrecall: the share of the N found; mean R: the classifier's mean "
-        "estimate"
+        "harvest: the true share of relevant pages among those fetched (first N: among the "
+        "first N);\nper attempt: relevant pages found per request, failed ones counted; "
+        "recall: the share of\nthe N found; verdict: the pages the crawl calls relevant "
+        "(R >= 0.5), their precision and\nrecall among the relevant pages it fetched; "
+        "top-25: relevant share of the best authorities"
     )
     return "\n".join(lines)
 
@@ -233,6 +255,14 @@ def eval_command(
             "topic new makes one)."
         ),
     ] = "full",
+    seed_distance: Annotated[
+        int,
+        typer.Option(
+            help="0: the seeds are relevant pages; d: pages d links from the topic's "
+            "nearest page, none relevant (with --taxonomy examples the examples are then "
+            "another sample of relevant pages)."
+        ),
+    ] = 0,
     label_after: Annotated[
         int, typer.Option(help="labels: the simulated operator labels after this many pages.")
     ] = 500,
@@ -259,6 +289,8 @@ def eval_command(
     if sweep and topic:
         raise ConfigError("--sweep chooses the topics itself; leave out --topic")
     budget_list = parse_budgets(budgets)
+    if seed_distance < 0:
+        raise ConfigError("--seed-distance must be 0 or more")
     if taxonomy not in ("full", "examples"):
         raise ConfigError(f"--taxonomy {taxonomy!r}: expected full or examples")
     chosen = parse_strategies(
@@ -286,6 +318,7 @@ def eval_command(
         label_after=label_after,
         labels=labels,
         taxonomy=taxonomy,
+        seed_distance=seed_distance,
     )
     result = run_evaluation(ctx, corpus, options, ProgressLine(quiet=quiet))
     target = out or settings_from(ctx).home_path / "reports" / "eval.json"
@@ -304,5 +337,9 @@ def eval_command(
                 f"{r['top25_authorities_overlap']:.2f}"
             )
     if sweep:
-        typer.echo("N = the number of relevant pages of the topic; harvest = true share relevant")
+        typer.echo(
+            "N = the topic's relevant pages; per attempt (the table, and what wins count): "
+            "relevant pages per request\namong the first N, failed requests counted; "
+            "harvest: the share relevant among pages fetched"
+        )
     typer.echo(f"wrote {target}")

@@ -40,6 +40,9 @@ class Visits(Hosts):
                 self.stats.retried += 1
             if outcome.error is not None and outcome.state != DocState.FETCHED:
                 self.stats.errors[outcome.error] += 1
+            if self.attempt_log is not None and outcome.state != DocState.EXCLUDED:
+                fetched = outcome.state == DocState.FETCHED
+                self.attempt_log.append((outcome.claim.url, fetched))
         self.metrics.visited(_OUTCOME_NAMES.get(outcome.state, "retried"), outcome.error)
         self.store.put(outcome)
 

@@ -44,7 +44,7 @@ from focuscrawl.evaluation.runs import (
 )
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.summary import over_samples
-from focuscrawl.evaluation.truth import GroundTruth, load_truth
+from focuscrawl.evaluation.truth import GroundTruth, link_graph, load_truth
 from focuscrawl.topics.background import ROOT, UserExample, build_background, topic_import
 from focuscrawl.topics.taxonomy_import import from_corpus, web_links
 from focuscrawl.webbox import load_corpus
@@ -90,6 +90,10 @@ class EvalOptions:
     #: from its seed pages alone (topic new), in the shipped background's kind of tree
     #: built from the corpus without the topic's pages
     taxonomy: str = "full"
+    #: 0: the seeds are relevant pages (and, with taxonomy "examples", the examples);
+    #: d > 0: the seeds are pages d links from the topic's nearest page, none relevant,
+    #: and the examples a separate sample of relevant pages
+    seed_distance: int = 0
 
 
 def _quiet(what: str, done: int, total: int) -> None:
@@ -136,6 +140,7 @@ def evaluate(
     truth = load_truth(corpus)
     progress(f"building the taxonomy from a {options.train_fraction:.0%} sample", 0, 0)
     data = from_corpus(corpus, options.train_fraction, seed=options.seed)
+    graph = link_graph(corpus) if options.seed_distance else {}
     prefix = options.database_prefix or f"{engine.url.database}_eval"
     model: HierarchicalModel | None = None
     results: list[dict[str, Any]] = []
@@ -154,14 +159,25 @@ def evaluate(
         else:  # the topic from its seeds, in a background built without its pages
             progress(f"{topic}: a background without the topic's pages", 0, 0)
             background = build_background(corpus, exclude=relevant)
+            if len(background) < 2:
+                raise CorpusError(
+                    f"--taxonomy examples: {corpus.name}'s categories give a background of "
+                    f"{len(background)} categories (it takes categories two levels deep with "
+                    "enough pages outside the topic); use --taxonomy full"
+                )
         measured = []
         for sample in range(options.samples):
-            seeds = truth.seeds(topic, options.seeds, options.seed + sample)
+            pages_of_topic = truth.seeds(topic, options.seeds, options.seed + sample)
+            seeds = pages_of_topic
+            if options.seed_distance:
+                seeds = truth.distant_seeds(
+                    topic, options.seeds, options.seed + sample, options.seed_distance, graph
+                )
             if options.taxonomy == "examples":
-                progress(f"{topic}: the topic from {len(seeds)} example pages", 0, 0)
+                progress(f"{topic}: the topic from {len(pages_of_topic)} example pages", 0, 0)
                 target = sibling_database(engine, template)
                 try:
-                    examples = _examples_of(corpus, seeds)
+                    examples = _examples_of(corpus, pages_of_topic)
                     made = topic_import(background, _short(topic), examples)
                     prepare_database(target, made, f"{ROOT}.{_short(topic)}")
                 finally:
@@ -258,6 +274,24 @@ def _curves(flags: list[bool], estimates: list[float | None], relevant: int) -> 
     }
 
 
+#: a fetched page the crawl calls relevant: R at least this (export --what relevant)
+VERDICT_R = 0.5
+
+
+def _verdict(trace: CrawlTrace, relevant: frozenset[str]) -> dict[str, Any]:
+    """The crawl's own verdict, the pages ``export --what relevant`` would give (R at
+    least VERDICT_R among those fetched), against the ground truth: its precision, and
+    its recall among the relevant pages the crawl fetched."""
+    said = {u for u, e in zip(trace.urls, trace.estimates, strict=True) if (e or 0.0) >= VERDICT_R}
+    true = said & relevant
+    fetched_relevant = relevant.intersection(trace.urls)
+    return {
+        "verdict_pages": len(said),
+        "verdict_precision": round(len(true) / len(said), 3) if said else 0.0,
+        "verdict_recall": round(len(true) / len(fetched_relevant), 3) if fetched_relevant else 0.0,
+    }
+
+
 def _measure(
     topic: str,
     relevant: frozenset[str],
@@ -272,15 +306,22 @@ def _measure(
         first = flags[:pages]
         sized = flags[: len(relevant)]
         good_authorities = [url in relevant for url in trace.authorities[:25]]
+        # what each request found, failures included: the budget a user pays
+        found = [ok and url in relevant for url, ok in trace.attempts] or flags
         strategies[name] = {
             "fetched": len(trace.urls),
+            "attempts": len(trace.attempts) or len(trace.urls),
+            "failed_attempts": sum(not ok for _, ok in trace.attempts),
+            "per_attempt": _share(found[:pages]),
             "harvest": _share(first),
-            "recall": round(sum(first) / len(relevant), 3),
+            "harvest_fetched": _share(flags),
+            "recall": round(sum(found[:pages]) / len(relevant), 3),
             **{
-                f"recall_{b}n": round(sum(flags[: b * pages]) / len(relevant), 3)
+                f"recall_{b}n": round(sum(found[: b * pages]) / len(relevant), 3)
                 for b in budgets
                 if b != 1
             },
+            **_verdict(trace, relevant),
             "harvest_at_topic_size": _share(sized),
             "mean_estimate": round(
                 sum(e or 0.0 for e in trace.estimates[:pages]) / max(len(first), 1), 3

@@ -78,6 +78,8 @@ class CrawlTrace:
     authority_distances: list[int | None] = field(default_factory=list)
     hubs: list[str] = field(default_factory=list)
     distills: int = 0
+    #: every request for a page, in order: (URL, fetched); failures count as attempts
+    attempts: list[tuple[str, bool]] = field(default_factory=list)
 
 
 def prepare_database(
@@ -135,6 +137,7 @@ def run_crawl(
         fetch=FetchConfig(proxy=plan.proxy),
     )
     crawler = Crawler(engine, config)
+    crawler.attempt_log = []
     classifier = Classifier(engine, poll_seconds=CLASSIFIER_POLL_S)
     if plan.strategy.reads_truth:
         relevant = truth.relevant(plan.topic)
@@ -184,7 +187,9 @@ def run_crawl(
     classifier.stop_event.clear()
     classifier.run(once=True)  # score what the crawl fetched last
     seconds = time.perf_counter() - started
-    return _trace(engine, plan, seconds, distills[0])
+    trace = _trace(engine, plan, seconds, distills[0])
+    trace.attempts = crawler.attempt_log
+    return trace
 
 
 def _simulated_labeller(engine: Engine, plan: CrawlPlan, truth: GroundTruth) -> int:

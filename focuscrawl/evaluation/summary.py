@@ -7,9 +7,16 @@ import copy
 import re
 from typing import Any
 
-__all__ = ["SCALARS", "over_samples", "sweep_summary"]
+__all__ = ["HEADLINE", "SCALARS", "over_samples", "sweep_summary"]
 
-SCALARS = ("harvest", "recall", "harvest_at_topic_size", "mean_estimate", "seconds")
+SCALARS = (
+    "harvest", "recall", "harvest_at_topic_size", "mean_estimate", "seconds", "per_attempt",
+    "harvest_fetched", "attempts", "failed_attempts", "verdict_pages", "verdict_precision",
+    "verdict_recall",
+)  # fmt: skip
+#: what a sweep ranks strategies by: relevant pages found per request, failures counted
+#: (on a web where no request fails, the harvest of the first N pages)
+HEADLINE = "per_attempt"
 
 
 def over_samples(measured: list[dict[str, Any]]) -> dict[str, Any]:
@@ -31,34 +38,57 @@ def over_samples(measured: list[dict[str, Any]]) -> dict[str, Any]:
 def sweep_summary(
     result: dict[str, Any], baseline: str = "bfs", margin: float = 0.02
 ) -> dict[str, Any]:
-    """Each strategy over all topics: its mean harvest, the topics where it beats the
-    baseline by at least ``margin``, the mean of its per-topic ratio to the baseline and
-    to the oracle, and the ratio of mean harvests."""
+    """Each strategy over all topics, ranked by the HEADLINE measure (relevant pages per
+    attempt at budget N): its mean, the topics where it beats the baseline by at least
+    ``margin``, the mean of its per-topic ratio to the baseline and to the oracle, and
+    the ratio of means; beside them the mean harvest among pages fetched and the mean
+    precision and recall of the crawl's own verdict."""
     topics = result["topics"]
     names = list(topics[0]["strategies"]) if topics else []
 
-    def harvest(topic: dict[str, Any], name: str) -> float:
-        return float(topic["strategies"][name]["harvest"])
+    def value(topic: dict[str, Any], name: str, key: str = HEADLINE) -> float:
+        measures = topic["strategies"][name]
+        return float(measures.get(key, measures["harvest"]))  # older results: harvest
+
+    def mean(name: str, key: str) -> float:
+        return round(sum(value(t, name, key) for t in topics) / len(topics), 3)
 
     summary: dict[str, Any] = {}
     for name in names:
-        values = [harvest(t, name) for t in topics]
-        entry: dict[str, Any] = {"mean_harvest": round(sum(values) / len(values), 3)}
+        values = [value(t, name) for t in topics]
+        entry: dict[str, Any] = {
+            "mean_per_attempt": round(sum(values) / len(values), 3),
+            "mean_harvest": mean(name, "harvest"),
+            "mean_verdict_precision": mean(name, "verdict_precision"),
+            "mean_verdict_recall": mean(name, "verdict_recall"),
+        }
         for other, label in ((baseline, "bfs"), ("oracle", "oracle")):
             if other not in names or other == name:
                 continue
-            ratios = [harvest(t, name) / max(harvest(t, other), 1e-9) for t in topics]
+            ratios = [value(t, name) / max(value(t, other), 1e-9) for t in topics]
             entry[f"mean_ratio_to_{label}"] = round(sum(ratios) / len(ratios), 3)
-            base = sum(harvest(t, other) for t in topics)
+            base = sum(value(t, other) for t in topics)
             entry[f"ratio_of_means_to_{label}"] = round(sum(values) / max(base, 1e-9), 3)
             if other == baseline:
-                wins = [
-                    t["topic"] for t in topics if harvest(t, name) >= harvest(t, other) + margin
-                ]
+                wins = [t["topic"] for t in topics if value(t, name) >= value(t, other) + margin]
                 entry["wins"] = len(wins)
-                entry["losses"] = [
-                    t["topic"] for t in topics if harvest(t, name) < harvest(t, other)
-                ]
+                entry["losses"] = [t["topic"] for t in topics if value(t, name) < value(t, other)]
+        budget = _largest_budget(topics[0]["strategies"][name])
+        if budget is not None:  # target recall at the crawl's whole budget, against bfs
+            entry[f"mean_{budget}"] = mean(name, budget)
+            if baseline in names and baseline != name:
+                entry[f"{budget}_ratio_of_means_to_bfs"] = round(
+                    entry[f"mean_{budget}"] / max(mean(baseline, budget), 1e-9), 3
+                )
+                entry[f"{budget}_wins"] = sum(
+                    value(t, name, budget) >= value(t, baseline, budget) + margin for t in topics
+                )
         entry["topics"] = len(topics)
         summary[name] = entry
     return summary
+
+
+def _largest_budget(measures: dict[str, Any]) -> str | None:
+    """The key of the recall at the largest budget measured (``recall_3n``), if any."""
+    budgets = [int(m[1]) for k in measures if (m := re.fullmatch(r"recall_(\d+)n", k))]
+    return f"recall_{max(budgets)}n" if budgets else None

@@ -11,7 +11,7 @@ from pathlib import Path
 from focuscrawl.errors import CorpusError
 from focuscrawl.webbox import load_corpus
 
-__all__ = ["GroundTruth", "load_truth", "sweep_topics", "under"]
+__all__ = ["GroundTruth", "link_graph", "load_truth", "sweep_topics", "under"]
 
 
 def under(category: str, topic: str) -> bool:
@@ -38,6 +38,30 @@ class GroundTruth:
             hint = f"; did you mean {' or '.join(close)}?" if close else ""
             raise CorpusError(f"no page of the corpus is labelled {topic!r} or below it{hint}")
         return found
+
+    def distant_seeds(
+        self, topic: str, count: int, seed: int, distance: int, graph: dict[str, list[str]]
+    ) -> list[str]:
+        """A seeded random sample of ``count`` pages from which the nearest page of
+        ``topic`` is exactly ``distance`` links away (Srinivasan, Menczer & Pant's
+        "seeds d links back from the targets"): none of them relevant."""
+        relevant = self.relevant(topic)
+        back: dict[str, list[str]] = defaultdict(list)
+        for source, targets in graph.items():
+            for target in targets:
+                back[target].append(source)
+        steps = dict.fromkeys(relevant, 0)
+        frontier = sorted(relevant)
+        for step in range(1, distance + 1):
+            reached = sorted({s for t in frontier for s in back.get(t, ()) if s not in steps})
+            steps.update(dict.fromkeys(reached, step))
+            frontier = reached
+        if len(frontier) < count:
+            raise CorpusError(
+                f"{topic}: {len(frontier)} pages lie {distance} links from its nearest "
+                f"page, fewer than the {count} seeds asked for"
+            )
+        return random.Random(seed).sample(frontier, count)
 
     def seeds(self, topic: str, count: int, seed: int) -> list[str]:
         """A seeded random sample of ``count`` relevant pages."""
@@ -69,3 +93,21 @@ def load_truth(directory: Path) -> GroundTruth:
     if not labels:
         raise CorpusError(f"{directory}: the corpus has no ground truth")
     return GroundTruth({u: tuple(cs) for u, cs in labels.items()})
+
+
+def link_graph(directory: Path) -> dict[str, list[str]]:
+    """Every served page's out-links to pages the corpus serves, read off the pages as
+    a crawler reads them."""
+    from focuscrawl.crawler.parse import parse_html
+
+    corpus = load_corpus(str(directory), directory)
+    urls = list(corpus.urls())
+    served = set(urls)
+    graph: dict[str, list[str]] = {}
+    for url in urls:
+        page = corpus.page(url)
+        if page is None or page.status != 200:
+            continue
+        links = parse_html(page.body, url).links
+        graph[url] = sorted({link[0] for link in links if link[0] in served})
+    return graph
