@@ -84,9 +84,12 @@ def sweep_table(result: dict[str, Any]) -> str:
         if "wins" in entry:
             parts.append(f"beats bfs by 0.02 on {entry['wins']}/{entry['topics']} topics")
         if "mean_ratio_to_bfs" in entry:
+            none = entry.get("bfs_found_none", 0)
             parts.append(
                 f"mean ratio to bfs {entry['mean_ratio_to_bfs']:.2f} "
-                f"(ratio of means {entry['ratio_of_means_to_bfs']:.2f})"
+                f"(ratio of means {entry['ratio_of_means_to_bfs']:.2f}"
+                + (f"; bfs found none on {none} topics, left out of the mean" if none else "")
+                + ")"
             )
         recall = next((k for k in entry if k.startswith("mean_recall_")), None)
         if recall is not None:

@@ -65,8 +65,11 @@ def sweep_summary(
         for other, label in ((baseline, "bfs"), ("oracle", "oracle")):
             if other not in names or other == name:
                 continue
-            ratios = [value(t, name) / max(value(t, other), 1e-9) for t in topics]
-            entry[f"mean_ratio_to_{label}"] = round(sum(ratios) / len(ratios), 3)
+            # a ratio to nothing is no number: topics where the other found none are
+            # left out of the mean ratio and counted
+            ratios = [value(t, name) / value(t, other) for t in topics if value(t, other) > 0]
+            entry[f"mean_ratio_to_{label}"] = round(sum(ratios) / max(len(ratios), 1), 3)
+            entry[f"{label}_found_none"] = len(topics) - len(ratios)
             base = sum(value(t, other) for t in topics)
             entry[f"ratio_of_means_to_{label}"] = round(sum(values) / max(base, 1e-9), 3)
             if other == baseline:

@@ -194,3 +194,47 @@ def test_report_says_why_an_off_topic_page_is_among_the_authorities(
     html = (tmp_path / "r" / "index.html").read_text()
     assert "Top authorities" in html
     assert "Candidate authorities are the top 15% of fetched pages by relevance" in html
+
+
+def test_a_topic_from_examples_needs_a_background_and_distant_seeds_are_not_relevant(
+    cli, db_url: str, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """On a web whose categories are one level deep no background can be built: one
+    line, exit 2. On the topic web, seeds 2 links from cycling are none of cycling's."""
+    env = {"FOCUSCRAWL_DATABASE_URL": db_url}
+    flat = write_corpus(tmp_path / "flat")
+    labels = flat / "truth" / "labels.tsv"
+    rows = [line.split("\t") for line in labels.read_text().splitlines()]
+    flattened = [f"{url}\ttopics.{category.rsplit('.', 1)[1]}" for url, category in rows]
+    labels.write_text("\n".join(flattened) + "\n")
+    (flat / "truth" / "taxonomy.txt").write_text(
+        "topics.cycling\ntopics.football\ntopics.biology\ntopics.chemistry\n"
+    )
+    out = tmp_path / "eval.json"
+    try:
+        refused = cli(
+            "eval", "--corpus", str(flat), "--topic", "topics.cycling", "--taxonomy", "examples",
+            "--seeds", "4", "--pages", "20", "--quiet", "--out", str(out), env=env, timeout=600,
+        )  # fmt: skip
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.count("\n") == 1 and "--taxonomy examples" in refused.stderr
+
+        corpus = write_corpus(tmp_path / "web")
+        done = cli(
+            "eval", "--corpus", str(corpus), "--topic", TOPIC, "--taxonomy", "examples",
+            "--strategies", "bfs,soft", "--seeds", "4", "--pages", "30", "--budgets", "1,2",
+            "--seed-distance", "2", "--out", str(out), env=env, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        topic = json.loads(out.read_text())["topics"][0]
+        relevant = {
+            line.split("\t")[0]
+            for line in (corpus / "truth" / "labels.tsv").read_text().splitlines()
+            if line.endswith("\t" + TOPIC)
+        }
+        assert len(topic["seeds"]) == 4 and not set(topic["seeds"]) & relevant
+        for s in topic["strategies"].values():
+            assert s["attempts"] == 60 and s["failed_attempts"] == 0
+            assert 0 <= s["verdict_precision"] <= 1 and s["recall_2n"] >= s["recall"]
+    finally:
+        _drop_siblings(db_url)

@@ -1,0 +1,60 @@
+"""The evaluation's tasks and measures as plain functions: seeds d links from a topic,
+what a crawl's requests found (failures counted), and the crawl's own verdict."""
+
+from __future__ import annotations
+
+import pytest
+
+from focuscrawl.errors import CorpusError
+from focuscrawl.evaluation.experiment import _measure
+from focuscrawl.evaluation.runs import CrawlTrace
+from focuscrawl.evaluation.summary import sweep_summary
+from focuscrawl.evaluation.truth import GroundTruth
+
+# a -> b -> t1 (relevant); c -> t1; d -> a; e stands alone; t1 -> t2 (relevant)
+GRAPH = {"a": ["b"], "b": ["t1"], "c": ["t1"], "d": ["a"], "e": [], "t1": ["t2"], "t2": []}
+TRUTH = GroundTruth({u: ("x.topic",) if u.startswith("t") else ("x.other",) for u in GRAPH})
+
+
+def test_seeds_at_a_distance_are_that_many_links_from_the_nearest_target() -> None:
+    assert sorted(TRUTH.distant_seeds("x.topic", 2, 1, 1, GRAPH)) == ["b", "c"]
+    assert TRUTH.distant_seeds("x.topic", 1, 1, 2, GRAPH) == ["a"]
+    assert TRUTH.distant_seeds("x.topic", 1, 1, 3, GRAPH) == ["d"]
+    with pytest.raises(CorpusError, match="1 pages lie 2 links"):
+        TRUTH.distant_seeds("x.topic", 2, 1, 2, GRAPH)
+
+
+def _trace(name: str, attempts: list[tuple[str, bool]], estimates: dict[str, float]) -> CrawlTrace:
+    urls = [u for u, ok in attempts if ok]
+    return CrawlTrace(
+        name, urls, ["h"] * len(urls), [estimates.get(u, 0.0) for u in urls], 1.0,
+        attempts=attempts,
+    )  # fmt: skip
+
+
+def test_requests_that_failed_count_against_a_crawl_and_its_verdict_is_checked() -> None:
+    relevant = frozenset({"r1", "r2", "r3", "r4"})
+    # soft: two dead links among its first four requests; every page it fetched relevant
+    soft = _trace(
+        "soft",
+        [("dead1", False), ("r1", True), ("dead2", False), ("r2", True), ("r3", True)],
+        {"r1": 0.9, "r2": 0.2, "r3": 0.8},
+    )
+    # bfs: no dead links, half its pages relevant; calls an irrelevant page relevant
+    bfs = _trace(
+        "bfs",
+        [("r1", True), ("o1", True), ("r2", True), ("o2", True), ("r4", True)],
+        {"r1": 0.7, "o1": 0.6},
+    )
+    measured = _measure("x.topic", relevant, 4, [], {"soft": soft, "bfs": bfs}, (1, 2))
+    s, b = measured["strategies"]["soft"], measured["strategies"]["bfs"]
+    assert s["harvest"] == 1.0 and b["harvest"] == 0.5  # among the pages that came back
+    assert s["per_attempt"] == 0.5 and b["per_attempt"] == 0.5  # per request: a tie
+    assert s["attempts"] == 5 and s["failed_attempts"] == 2 and b["failed_attempts"] == 0
+    assert s["recall"] == 0.5 and s["recall_2n"] == 0.75 and b["recall_2n"] == 0.75
+    assert (s["verdict_pages"], s["verdict_precision"], s["verdict_recall"]) == (2, 1.0, 0.667)
+    assert (b["verdict_pages"], b["verdict_precision"], b["verdict_recall"]) == (2, 0.5, 0.333)
+    summary = sweep_summary({"topics": [measured]})
+    assert summary["soft"]["mean_per_attempt"] == 0.5 and summary["soft"]["wins"] == 0
+    assert summary["soft"]["mean_harvest"] == 1.0
+    assert summary["soft"]["mean_recall_2n"] == 0.75
