@@ -93,6 +93,12 @@ def generate(
     anchor_share: Annotated[
         float, typer.Option(help="Share of a page's title and anchor words drawn from its topic.")
     ] = 1.0,
+    dead_share: Annotated[
+        float, typer.Option(help="Share of a page's links to pages that do not exist (404).")
+    ] = 0.0,
+    offsite_share: Annotated[
+        float, typer.Option(help="Share of a page's links to hosts outside the web.")
+    ] = 0.0,
     name: Annotated[str, typer.Option(help="Corpus name.")] = "synthetic",
 ) -> None:
     """Define a generated web (pages are made on request, so any size costs no disk)."""
@@ -105,6 +111,8 @@ def generate(
         site_purity=site_purity,
         topic_share=topic_share,
         anchor_share=anchor_share,
+        dead_share=dead_share,
+        offsite_share=offsite_share,
     )
     directory = settings_from(ctx).home_path / "corpora" / name
     define_synthetic(directory, params, name)

@@ -77,17 +77,26 @@ class SyntheticParams:
     site_purity: float = 0.9
     topic_share: float = 0.5  # of a page's words drawn from its topic, not the background
     anchor_share: float = 1.0  # of its title's (and so its anchors') words, likewise
+    #: links beside the real ones, as a share of a page's links: to pages its hosts do
+    #: not have (404) and to hosts that do not exist (the proxy answers dns_error)
+    dead_share: float = 0.0
+    offsite_share: float = 0.0
 
     def check(self) -> None:
         if self.pages < 1 or self.hosts < 1:
             raise ConfigError("a synthetic web needs at least 1 page and 1 host")
         if self.pages > 100_000_000:
             raise ConfigError("at most 100,000,000 pages")
-        for name in ("locality", "sibling", "site_purity", "topic_share", "anchor_share"):
+        for name in (
+            "locality", "sibling", "site_purity", "topic_share", "anchor_share", "dead_share",
+            "offsite_share",
+        ):  # fmt: skip
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"{name} must be between 0 and 1")
         if self.locality + self.sibling > 1.0:
             raise ConfigError("locality + sibling must not exceed 1")
+        if self.dead_share + self.offsite_share >= 1.0:
+            raise ConfigError("dead_share + offsite_share must be below 1")
 
 
 class _Vocabulary:
@@ -137,7 +146,7 @@ class SyntheticCorpus:
     def from_meta(cls, meta: Mapping[str, Any]) -> SyntheticCorpus:
         names = (
             "pages", "hosts", "seed", "locality", "sibling", "site_purity", "topic_share",
-            "anchor_share",
+            "anchor_share", "dead_share", "offsite_share",
         )  # fmt: skip
         params = SyntheticParams(**{k: meta[k] for k in names if k in meta})
         return cls(params, str(meta.get("name", "synthetic")), bool(meta.get("faults", True)))
@@ -192,6 +201,26 @@ class SyntheticCorpus:
         targets.discard(page)
         return sorted(targets)
 
+    def dead_links(self, page: int) -> list[str]:
+        """Links of ``page`` that lead nowhere: to ids its hosts do not have, and to
+        hosts outside the web, so that the share of them among all its links is about
+        ``dead_share`` + ``offsite_share`` (a stream of its own: the real links and the
+        text are the same as without them)."""
+        broken = self.params.dead_share + self.params.offsite_share
+        if broken <= 0.0:
+            return []
+        rng = random.Random(_mix(self.params.seed, page, 13))
+        real = len(self.out_links(page))
+        count = int(real * broken / (1.0 - broken) + rng.random())
+        links = []
+        for n in range(count):
+            if rng.random() * broken < self.params.dead_share:
+                host = self._host_names[rng.randrange(self.params.hosts)]
+                links.append(f"http://{host}/p/{self.params.pages + rng.randrange(1 << 30)}")
+            else:
+                links.append(f"http://gone{rng.randrange(10_000)}.offsite.example/p/{n}")
+        return links
+
     # -- the Corpus protocol --------------------------------------------------------
 
     def page_id(self, url: str) -> int | None:
@@ -232,6 +261,13 @@ class SyntheticCorpus:
         for target in self.out_links(page):
             at = rng.randrange(len(sentences))
             sentences[at] = f'<a href="{self.url(target)}">{self.title(target)}</a> {sentences[at]}'
+        dead = self.dead_links(page)
+        if dead:
+            placing = random.Random(_mix(self.params.seed, page, 14))
+            for url in dead:  # anchored with some page's title, as a link that died
+                at = placing.randrange(len(sentences))
+                anchor = self.title(placing.randrange(self.params.pages))
+                sentences[at] = f'<a href="{url}">{anchor}</a> {sentences[at]}'
         title = self.title(page)
         body = "".join(
             "<p>" + " ".join(sentences[i : i + 5]) + "</p>\n" for i in range(0, len(sentences), 5)
@@ -291,5 +327,7 @@ def define_synthetic(directory: Path, params: SyntheticParams, name: str) -> Non
         "site_purity": params.site_purity,
         "topic_share": params.topic_share,
         "anchor_share": params.anchor_share,
+        "dead_share": params.dead_share,
+        "offsite_share": params.offsite_share,
     }
     (directory / "corpus.json").write_text(json.dumps(meta, indent=2) + "\n")

@@ -91,8 +91,38 @@ def test_two_million_pages_cost_no_per_page_memory() -> None:
         SyntheticParams(pages=10, hosts=0),
         SyntheticParams(pages=10, hosts=1, locality=1.5),
         SyntheticParams(pages=10, hosts=1, locality=0.9, sibling=0.2),
+        SyntheticParams(pages=10, hosts=1, dead_share=0.5, offsite_share=0.5),
+        SyntheticParams(pages=10, hosts=1, anchor_share=-0.1),
     ],
 )
 def test_bad_parameters_are_refused(params: SyntheticParams) -> None:
     with pytest.raises(ConfigError):
         SyntheticCorpus(params)
+
+
+def test_a_sparse_web_has_dead_links_and_anchors_that_hide_the_topic() -> None:
+    """dead_share and offsite_share add links to pages that do not exist (404) and to
+    hosts outside the web (the proxy answers dns_error) at about their shares, beside
+    the same real links and text; anchor_share draws title words from the background."""
+    plain = SyntheticCorpus(SyntheticParams(pages=5_000, hosts=50))
+    sparse = SyntheticCorpus(
+        SyntheticParams(pages=5_000, hosts=50, dead_share=0.3, offsite_share=0.3, anchor_share=0.2)
+    )
+    assert [sparse.out_links(p) for p in range(50)] == [plain.out_links(p) for p in range(50)]
+    real = sum(len(sparse.out_links(p)) for p in range(500))
+    dead = [url for p in range(500) for url in sparse.dead_links(p)]
+    assert 0.5 < len(dead) / (len(dead) + real) < 0.7
+    offsite = [url for url in dead if ".offsite.example/" in url]
+    assert 0.35 < len(offsite) / len(dead) < 0.65
+    assert all(sparse.page(url) is None for url in dead)
+    box = WebBox(sparse, faults=False)
+    with WebBoxThread(box) as running, httpx.Client(proxy=running.proxy) as http:
+        page = http.get(sparse.url(7))
+        hrefs = [a.get("href") for a in lxml_html.fromstring(page.content).iter("a")]
+        assert len(hrefs) == len(sparse.out_links(7)) + len(sparse.dead_links(7))
+        missing = next(u for u in dead if ".synth.example/" in u)
+        assert http.get(missing).status_code == 404
+        gone = http.get(offsite[0])
+        assert gone.status_code == 502 and "dns_error" in gone.headers["proxy-status"]
+    topical = [plain.title(p) == sparse.title(p) for p in range(0, 5_000, 50)]
+    assert sum(topical) < len(topical) / 2  # most titles now carry background words
