@@ -327,6 +327,7 @@ def _measure(
                 sum(e or 0.0 for e in trace.estimates[:pages]) / max(len(first), 1), 3
             ),
             "seconds": trace.seconds,
+            "selection_ms_per_page": round(1000 * trace.selection_cpu / max(len(flags), 1), 3),
             "distiller_runs": trace.distills,
             "top25_authorities_relevant": _share(good_authorities),
             "authority_distance": histogram(trace.authority_distances),

@@ -80,6 +80,11 @@ class CrawlTrace:
     distills: int = 0
     #: every request for a page, in order: (URL, fetched); failures count as attempts
     attempts: list[tuple[str, bool]] = field(default_factory=list)
+    #: CPU seconds of URL selection in this process: the classifier thread's scoring of
+    #: pages and estimating of their links (or a yardstick's truth lookups); not the
+    #: crawler's fetch, parse and store (nor the check-in estimates its store makes of
+    #: new links), nor PostgreSQL's
+    selection_cpu: float = 0.0
 
 
 def prepare_database(
@@ -161,12 +166,17 @@ def run_crawl(
             distills[0] += 1
             distills[1] += plan.distill_every
 
+    selection_cpu = [0.0]  # the classifier thread's CPU seconds: scores and estimates
+
     def classify() -> None:
+        started_cpu = time.thread_time()
         try:
             classifier.run()
         except BaseException as exc:  # reported below; the crawl must not wait for it
             failure.append(exc)
             crawler.stop_event.set()
+        finally:
+            selection_cpu[0] += time.thread_time() - started_cpu
 
     crawler.between_rounds = between_rounds
     threads = [
@@ -185,10 +195,13 @@ def run_crawl(
     if failure:
         raise FocuscrawlError(f"the classifier failed during the crawl: {failure[0]}")
     classifier.stop_event.clear()
+    last_cpu = time.thread_time()
     classifier.run(once=True)  # score what the crawl fetched last
+    selection_cpu[0] += time.thread_time() - last_cpu
     seconds = time.perf_counter() - started
     trace = _trace(engine, plan, seconds, distills[0])
     trace.attempts = crawler.attempt_log
+    trace.selection_cpu = round(selection_cpu[0], 3)
     return trace
 
 

@@ -12,7 +12,7 @@ __all__ = ["HEADLINE", "SCALARS", "over_samples", "sweep_summary"]
 SCALARS = (
     "harvest", "recall", "harvest_at_topic_size", "mean_estimate", "seconds", "per_attempt",
     "harvest_fetched", "attempts", "failed_attempts", "verdict_pages", "verdict_precision",
-    "verdict_recall",
+    "verdict_recall", "selection_ms_per_page",
 )  # fmt: skip
 #: what a sweep ranks strategies by: relevant pages found per request, failures counted
 #: (on a web where no request fails, the harvest of the first N pages)
@@ -48,7 +48,8 @@ def sweep_summary(
 
     def value(topic: dict[str, Any], name: str, key: str = HEADLINE) -> float:
         measures = topic["strategies"][name]
-        return float(measures.get(key, measures["harvest"]))  # older results: harvest
+        fallback = measures["harvest"] if key == HEADLINE else 0.0  # older results
+        return float(measures.get(key, fallback))
 
     def mean(name: str, key: str) -> float:
         return round(sum(value(t, name, key) for t in topics) / len(topics), 3)
@@ -61,6 +62,7 @@ def sweep_summary(
             "mean_harvest": mean(name, "harvest"),
             "mean_verdict_precision": mean(name, "verdict_precision"),
             "mean_verdict_recall": mean(name, "verdict_recall"),
+            "mean_selection_ms_per_page": mean(name, "selection_ms_per_page"),
         }
         for other, label in ((baseline, "bfs"), ("oracle", "oracle")):
             if other not in names or other == name:

@@ -236,5 +236,6 @@ def test_a_topic_from_examples_needs_a_background_and_distant_seeds_are_not_rele
         for s in topic["strategies"].values():
             assert s["attempts"] == 60 and s["failed_attempts"] == 0
             assert 0 <= s["verdict_precision"] <= 1 and s["recall_2n"] >= s["recall"]
+            assert s["selection_ms_per_page"] > 0  # the classifier scored its pages
     finally:
         _drop_siblings(db_url)

@@ -46,10 +46,12 @@ def test_requests_that_failed_count_against_a_crawl_and_its_verdict_is_checked()
         [("r1", True), ("o1", True), ("r2", True), ("o2", True), ("r4", True)],
         {"r1": 0.7, "o1": 0.6},
     )
+    soft.selection_cpu = 0.006  # 6 ms over its 3 pages
     measured = _measure("x.topic", relevant, 4, [], {"soft": soft, "bfs": bfs}, (1, 2))
     s, b = measured["strategies"]["soft"], measured["strategies"]["bfs"]
     assert s["harvest"] == 1.0 and b["harvest"] == 0.5  # among the pages that came back
     assert s["per_attempt"] == 0.5 and b["per_attempt"] == 0.5  # per request: a tie
+    assert s["selection_ms_per_page"] == 2.0 and b["selection_ms_per_page"] == 0.0
     assert s["attempts"] == 5 and s["failed_attempts"] == 2 and b["failed_attempts"] == 0
     assert s["recall"] == 0.5 and s["recall_2n"] == 0.75 and b["recall_2n"] == 0.75
     assert (s["verdict_pages"], s["verdict_precision"], s["verdict_recall"]) == (2, 1.0, 0.667)
