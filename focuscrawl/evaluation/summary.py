@@ -58,7 +58,7 @@ def sweep_summary(
     for name in names:
         values = [value(t, name) for t in topics]
         entry: dict[str, Any] = {
-            "mean_per_attempt": round(sum(values) / len(values), 3),
+            "mean_per_attempt": mean(name, HEADLINE),
             "mean_harvest": mean(name, "harvest"),
             "mean_verdict_precision": mean(name, "verdict_precision"),
             "mean_verdict_recall": mean(name, "verdict_recall"),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import jinja2
 from markupsafe import Markup
@@ -230,9 +231,13 @@ _UNRESOLVABLE = (".example", ".invalid", ".test", ".localhost")
 
 def linkable(url: str) -> bool:
     """Whether a browser could open ``url``: http(s), on a host that can resolve."""
-    if not url.startswith(("http://", "https://")):
+    try:
+        parts = urlsplit(url)
+    except ValueError:
         return False
-    host = url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[0].rstrip(".").lower()
+    host = (parts.hostname or "").rstrip(".")  # lower case, without user or port
+    if parts.scheme not in ("http", "https") or not host:
+        return False
     return not (host.endswith(_UNRESOLVABLE) or f".{host}" in _UNRESOLVABLE)
 
 

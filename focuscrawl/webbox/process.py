@@ -20,6 +20,17 @@ PID_FILE = "webbox.pid"
 LOG_FILE = "webbox.log"
 
 
+def _serve_command(home: Path, corpus: str, *options: str) -> list[str]:
+    """``focuscrawl webbox serve`` of ``corpus`` in ``home``, as a child process runs it."""
+    command = [sys.executable, "-m", "focuscrawl", "--home", str(home), "webbox", "serve"]
+    return [*command, "--corpus", corpus, *options]
+
+
+def _proxy_of(ready: str) -> str:
+    """The proxy URL in the server's first line ("serving NAME on URL (...)")."""
+    return ready.split(" on ", 1)[1].split(" ", 1)[0]
+
+
 def start_server_process(
     home: Path,
     corpus: str,
@@ -32,9 +43,8 @@ def start_server_process(
     ``communicate()``.
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
-    command = [sys.executable, "-m", "focuscrawl", "--home", str(home), "webbox", "serve"]
     process = subprocess.Popen(
-        [*command, "--corpus", corpus, "--port", "0", *options],
+        _serve_command(home, corpus, "--port", "0", *options),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -46,7 +56,7 @@ def start_server_process(
     if not first.startswith("serving"):
         _, err = process.communicate(timeout=10)
         raise CorpusError(f"the web-in-a-box did not start: {(err or first).strip()[-300:]}")
-    return process, first.split(" on ", 1)[1].split(" ", 1)[0]
+    return process, _proxy_of(first)
 
 
 def _serving(pid: int) -> bool:
@@ -88,8 +98,7 @@ def start_background(
         )
     home.mkdir(parents=True, exist_ok=True)
     log = home / LOG_FILE
-    command = [sys.executable, "-m", "focuscrawl", "--home", str(home), "webbox", "serve"]
-    command += ["--corpus", corpus, "--address", address, "--port", str(port), *options]
+    command = _serve_command(home, corpus, "--address", address, "--port", str(port), *options)
     with open(log, "w", encoding="utf-8") as out:
         process = subprocess.Popen(
             command,
@@ -103,7 +112,7 @@ def start_background(
     while time.monotonic() < deadline:
         first = log.read_text(encoding="utf-8", errors="replace").partition("\n")[0]
         if first.startswith("serving"):
-            proxy = first.split(" on ", 1)[1].split(" ", 1)[0]
+            proxy = _proxy_of(first)
             (home / PID_FILE).write_text(f"{process.pid} {proxy}\n", encoding="utf-8")
             return process.pid, proxy
         if process.poll() is not None:

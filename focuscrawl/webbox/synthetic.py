@@ -30,7 +30,7 @@ import json
 import math
 import random
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -87,16 +87,17 @@ class SyntheticParams:
             raise ConfigError("a synthetic web needs at least 1 page and 1 host")
         if self.pages > 100_000_000:
             raise ConfigError("at most 100,000,000 pages")
-        for name in (
-            "locality", "sibling", "site_purity", "topic_share", "anchor_share", "dead_share",
-            "offsite_share",
-        ):  # fmt: skip
+        for name in _SHARES:
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"{name} must be between 0 and 1")
         if self.locality + self.sibling > 1.0:
             raise ConfigError("locality + sibling must not exceed 1")
         if self.dead_share + self.offsite_share >= 1.0:
             raise ConfigError("dead_share + offsite_share must be below 1")
+
+
+#: the parameters that are probabilities or shares (every float field)
+_SHARES = tuple(f.name for f in fields(SyntheticParams) if f.type in ("float", float))
 
 
 class _Vocabulary:
@@ -144,10 +145,7 @@ class SyntheticCorpus:
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any]) -> SyntheticCorpus:
-        names = (
-            "pages", "hosts", "seed", "locality", "sibling", "site_purity", "topic_share",
-            "anchor_share", "dead_share", "offsite_share",
-        )  # fmt: skip
+        names = [f.name for f in fields(SyntheticParams)]
         params = SyntheticParams(**{k: meta[k] for k in names if k in meta})
         return cls(params, str(meta.get("name", "synthetic")), bool(meta.get("faults", True)))
 
@@ -319,15 +317,6 @@ def define_synthetic(directory: Path, params: SyntheticParams, name: str) -> Non
         "name": name,
         "kind": "synthetic",
         "faults": True,
-        "pages": params.pages,
-        "hosts": params.hosts,
-        "seed": params.seed,
-        "locality": params.locality,
-        "sibling": params.sibling,
-        "site_purity": params.site_purity,
-        "topic_share": params.topic_share,
-        "anchor_share": params.anchor_share,
-        "dead_share": params.dead_share,
-        "offsite_share": params.offsite_share,
+        **asdict(params),
     }
     (directory / "corpus.json").write_text(json.dumps(meta, indent=2) + "\n")
