@@ -114,9 +114,9 @@ class CrawlerState:
         #: lockstep: called with the pages fetched so far before each claim (the
         #: evaluation runs its distiller there, so that a crawl repeats exactly)
         self.between_rounds: Callable[[int], None] | None = None
-        #: when a list: (URL, fetched) of every request for a page, in the order their
-        #: outcomes came (an evaluation counts what each attempt found)
-        self.attempt_log: list[tuple[str, bool]] | None = None
+        #: when a list: (claim number, URL, fetched) of every request for a page (an
+        #: evaluation counts what each attempt found, in the order the crawl claimed them)
+        self.attempt_log: list[tuple[int, str, bool]] | None = None
 
     def _record(self, exchange: Exchange) -> None:
         """Write an exchange to the WARC files; a failure (a full disk) stops the crawl

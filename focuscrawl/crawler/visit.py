@@ -42,7 +42,7 @@ class Visits(Hosts):
                 self.stats.errors[outcome.error] += 1
             if self.attempt_log is not None and outcome.state != DocState.EXCLUDED:
                 fetched = outcome.state == DocState.FETCHED
-                self.attempt_log.append((outcome.claim.url, fetched))
+                self.attempt_log.append((outcome.claim.seq, outcome.claim.url, fetched))
         self.metrics.visited(_OUTCOME_NAMES.get(outcome.state, "retried"), outcome.error)
         self.store.put(outcome)
 

@@ -200,7 +200,9 @@ def run_crawl(
     selection_cpu[0] += time.thread_time() - last_cpu
     seconds = time.perf_counter() - started
     trace = _trace(engine, plan, seconds, distills[0])
-    trace.attempts = crawler.attempt_log
+    # in claim order: the order the crawl chose them, the same in every run (the order
+    # their outcomes came in depends on the threads)
+    trace.attempts = [(url, fetched) for _, url, fetched in sorted(crawler.attempt_log)]
     trace.selection_cpu = round(selection_cpu[0], 3)
     return trace
 
