@@ -19,6 +19,7 @@ from focuscrawl.classifier import Classifier, train_model
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler
+from focuscrawl.crawler.timing import CLASSIFIER_WAIT_S
 from focuscrawl.db.seeds import add_seeds
 from focuscrawl.errors import ConfigError
 from focuscrawl.monitor.metrics import DOCUMENTED, CrawlMetrics, serve
@@ -28,6 +29,7 @@ from focuscrawl.webbox import WebBoxThread
 from tests.classifier.topics import page_url
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+BACKLOG = ("focuscrawl_crawler_classifier_backlog", ())
 
 
 def _parse(text: str) -> Samples:
@@ -101,17 +103,24 @@ def test_every_documented_metric_moves_during_a_crawl(
 
     crawling = threading.Thread(target=crawler.run, daemon=True)
     scoring = threading.Thread(target=classifier.run, daemon=True)
+    database_seen: list[Samples] = []
+
+    def both() -> Samples:
+        database_seen.append(_parse(generate_latest(crawl_metrics.registry).decode()))
+        return _scrape(crawler_port)
+
+    # the crawler runs ahead of a classifier that is not there yet, until it stops at
+    # --max-backlog and the gauge shows the pages waiting (the classifier, started at a
+    # fixed time instead, could keep up so well that no scrape saw the gauge move)
     crawling.start()
-    time.sleep(0.5)  # the crawler runs ahead of a classifier that is not there yet
+    crawler_seen = [both()]
+    deadline = time.monotonic() + CLASSIFIER_WAIT_S
+    while time.monotonic() < deadline and not crawler_seen[-1].get(BACKLOG):
+        time.sleep(0.02)
+        crawler_seen.append(both())
     scoring.start()
     try:
-        database_seen: list[Samples] = []
-
-        def both() -> Samples:
-            database_seen.append(_parse(generate_latest(crawl_metrics.registry).decode()))
-            return _scrape(crawler_port)
-
-        crawler_seen = _sample_while(crawling.is_alive, both)
+        crawler_seen += _sample_while(crawling.is_alive, both)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and classifier.stats.scored < crawler.stats.fetched:
             time.sleep(0.05)
