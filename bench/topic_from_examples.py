@@ -1,0 +1,165 @@
+"""How well a topic learned from ten example pages judges the pages a crawl meets: the
+page classifier alone, without crawling, for every topic of a corpus.
+
+    python bench/topic_from_examples.py [--corpus DIR] [--min-pages 30] [--examples 10]
+
+For each topic with ``--min-pages`` pages or more (as ``eval --sweep`` picks them), the
+topic is made as ``eval --taxonomy examples`` makes it: ``--examples`` relevant pages
+(seed 1) in a background built from the corpus without the topic's pages, trained with
+the hierarchical model. It then scores the pages a breadth-first crawl from the examples
+reaches first (3N of them, N the topic's size; the examples left out), the pages a crawl
+must judge, and reports against the ground truth:
+
+* AUC of log R(d): how well the classifier orders them (what a crawl's order rests on);
+* precision and recall of the verdict R >= 0.5 (what ``export --what relevant`` gives);
+* the same AUC for a yardstick: scikit-learn's logistic regression on tf-idf of the same
+  examples against the same background (balanced class weights), to show how much a
+  discriminative model would order better.
+
+Reads the corpus (``--corpus`` or $FOCUSCRAWL_HOME/corpora/wikispeedia). Writes
+bench/results/topic_from_examples[_NAME].json (NAME: the corpus's, unless Wikispeedia).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np
+from _common import write_results
+from scipy import sparse
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+
+from focuscrawl.classifier.model import HierarchicalModel
+from focuscrawl.classifier.tokens import document_text
+from focuscrawl.crawler.parse import parse_html
+from focuscrawl.evaluation.truth import link_graph, load_truth, sweep_topics
+from focuscrawl.topics.background import build_background, topic_import
+from focuscrawl.webbox import load_corpus
+
+
+def first_reached(graph: dict[str, list[str]], seeds: list[str], count: int) -> list[str]:
+    """The first ``count`` pages a breadth-first crawl from ``seeds`` fetches."""
+    known = set(seeds)
+    queue = deque(seeds)
+    reached: list[str] = []
+    while queue and len(reached) < count:
+        url = queue.popleft()
+        reached.append(url)
+        for target in graph.get(url, ()):
+            if target not in known:
+                known.add(target)
+                queue.append(target)
+    return reached
+
+
+def one_topic(
+    corpus: Path,
+    topic: str,
+    relevant: frozenset[str],
+    examples: list[str],
+    page: Any,
+    met: list[str],
+) -> dict[str, Any]:
+    name = "".join(c if c.isalnum() or c in "_-" else "_" for c in topic.rsplit(".", 1)[-1])[:60]
+    background = build_background(corpus, exclude=relevant)
+    given = [(*page(u), (), u) for u in examples]
+    made = topic_import(background, name, given)
+    texts = [document_text(e.title, e.text) for e in made.examples]
+    model = HierarchicalModel.train(made.tree, texts, [[e.kcid] for e in made.examples])
+    judged = [document_text(*page(u)) for u in met]
+    log_r = model.score(judged).log_relevance([made.tree.find(f"web.{name}")])
+    truly = np.asarray([u in relevant for u in met])
+    said = log_r >= np.log(0.5)
+    hits = int((said & truly).sum())
+
+    positives = [document_text(*page(u)) for u in examples]
+    negatives = [document_text(t, x) for excerpts in background.values() for t, x in excerpts]
+    tfidf = TfidfVectorizer(sublinear_tf=True, min_df=2).fit(positives + negatives)
+    x = sparse.vstack([tfidf.transform(positives), tfidf.transform(negatives)])
+    y = np.r_[np.ones(len(positives)), np.zeros(len(negatives))]
+    yardstick = LogisticRegression(C=10, class_weight="balanced", max_iter=1000).fit(x, y)
+    decision = yardstick.decision_function(tfidf.transform(judged))
+    both = 0 < truly.sum() < len(truly)
+    return {
+        "topic": topic,
+        "pages": len(relevant),
+        "judged": len(met),
+        "relevant_share": round(float(truly.mean()), 3),
+        "auc": round(float(roc_auc_score(truly, log_r)), 3) if both else None,
+        "verdict_precision": round(hits / max(int(said.sum()), 1), 3),
+        "verdict_recall": round(hits / max(int(truly.sum()), 1), 3),
+        "auc_logistic_tfidf": round(float(roc_auc_score(truly, decision)), 3) if both else None,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=None)
+    parser.add_argument("--min-pages", type=int, default=30)
+    parser.add_argument("--examples", type=int, default=10)
+    args = parser.parse_args()
+    home = Path(os.environ.get("FOCUSCRAWL_HOME", "~/.local/share/focuscrawl")).expanduser()
+    corpus: Path = args.corpus or home / "corpora" / "wikispeedia"
+    started = time.perf_counter()
+    truth = load_truth(corpus)
+    graph = link_graph(corpus)
+    pages = load_corpus(str(corpus), corpus)
+    parsed: dict[str, tuple[str, str]] = {}
+
+    def page(url: str) -> tuple[str, str]:
+        if url not in parsed:
+            served = pages.page(url)
+            assert served is not None, url
+            html = parse_html(served.body, url)
+            parsed[url] = (html.title, html.text)
+        return parsed[url]
+
+    rows = []
+    for topic in sweep_topics(truth, args.min_pages):
+        relevant = truth.relevant(topic)
+        examples = truth.seeds(topic, args.examples, 1)
+        met = [u for u in first_reached(graph, examples, 3 * len(relevant)) if u not in examples]
+        row = one_topic(corpus, topic, relevant, examples, page, met)
+        rows.append(row)
+        print(
+            f"{topic[:40]:40} {row['pages']:5} AUC {row['auc']}  verdict "
+            f"P {row['verdict_precision']} R {row['verdict_recall']}  "
+            f"(logistic tf-idf AUC {row['auc_logistic_tfidf']})",
+            flush=True,
+        )
+    summary = {
+        key: round(float(np.mean([r[key] for r in rows if r[key] is not None])), 3)
+        for key in ("auc", "verdict_precision", "verdict_recall", "auc_logistic_tfidf")
+    }
+    print(
+        f"mean over {len(rows)} topics: AUC {summary['auc']}, verdict precision "
+        f"{summary['verdict_precision']} at recall {summary['verdict_recall']}; "
+        f"logistic tf-idf AUC {summary['auc_logistic_tfidf']}"
+    )
+    name = "" if corpus.name == "wikispeedia" else f"_{corpus.name}"
+    path = write_results(
+        f"topic_from_examples{name}",
+        {
+            "corpus": str(corpus),
+            "examples": args.examples,
+            "min_pages": args.min_pages,
+            "mean": summary,
+            "topics": rows,
+            "seconds": round(time.perf_counter() - started, 1),
+        },
+    )
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
