@@ -27,6 +27,7 @@ import os
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from sklearn.metrics import roc_auc_score
 from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.classifier.tokens import document_text
 from focuscrawl.crawler.parse import parse_html
+from focuscrawl.evaluation.experiment import _short
 from focuscrawl.evaluation.truth import link_graph, load_truth, sweep_topics
 from focuscrawl.topics.background import build_background, topic_import
 from focuscrawl.webbox import load_corpus
@@ -67,10 +69,10 @@ def one_topic(
     topic: str,
     relevant: frozenset[str],
     examples: list[str],
-    page: Any,
+    page: Callable[[str], tuple[str, str]],
     met: list[str],
 ) -> dict[str, Any]:
-    name = "".join(c if c.isalnum() or c in "_-" else "_" for c in topic.rsplit(".", 1)[-1])[:60]
+    name = _short(topic)  # the topic's category, named as the evaluation names it
     background = build_background(corpus, exclude=relevant)
     given = [(*page(u), (), u) for u in examples]
     made = topic_import(background, name, given)
