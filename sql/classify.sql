@@ -128,6 +128,10 @@ WHERE f.fetch_seq IS NOT NULL AND f.model_id IS NULL AND d.state = 2;
 -- newest_model_id --
 SELECT max(model_id) AS model_id FROM model WHERE kind = 'page';
 
+-- newest_model_params --
+-- The newest page classifier's parameters (does it hold a calibration?).
+SELECT params FROM model WHERE kind = 'page' ORDER BY model_id DESC LIMIT 1;
+
 -- scored_models --
 -- Models that scored pages, for rescoring.
 SELECT m.model_id, m.created_at, m.taxonomy_digest, m.examples, m.params, m.weights

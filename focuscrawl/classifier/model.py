@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
+from focuscrawl.classifier.calibration import Calibration, log_odds_per_term
 from focuscrawl.classifier.tokens import (
     TermIndex,
     count_matrix,
@@ -62,17 +63,38 @@ class Scores:
 
     logp: Floats
     model: HierarchicalModel
+    lengths: Floats  # terms of each document the model knows
 
     def best_leaf(self) -> NDArray[np.int64]:
-        """kcid of the most probable leaf of each document."""
-        leaves = self.model.leaf_columns
-        best: NDArray[np.int64] = self.model.kcids[leaves[np.argmax(self.logp[:, leaves], axis=1)]]
-        return best
+        """kcid of the most probable leaf of each document. With a calibration, the most
+        probable leaf on the side of the calibrated verdict: below a good node when
+        R' >= 0.5, elsewhere when not (so hard focus and the census agree with it)."""
+        model = self.model
+        leaves = model.leaf_columns
+        calibration = model.calibration
+        if calibration is None:
+            return self._best_of(leaves)
+        below = model.leaves_below(calibration.good)
+        others = np.setdiff1d(leaves, below)
+        relevant = self.log_relevance(calibration.good) >= np.log(0.5)
+        if len(below) == 0 or len(others) == 0:
+            return self._best_of(leaves)
+        return np.where(relevant, self._best_of(below), self._best_of(others))
+
+    def _best_of(self, columns: NDArray[np.int64]) -> NDArray[np.int64]:
+        best = columns[np.argmax(self.logp[:, columns], axis=1)]
+        kcids: NDArray[np.int64] = self.model.kcids[best]
+        return kcids
 
     def log_relevance(self, good: Sequence[int]) -> Floats:
-        """log R(d) = log sum of Pr[c|d] over ``good`` kcids (the good frontier)."""
+        """log R(d) = log sum of Pr[c|d] over ``good`` kcids (the good frontier); the
+        calibrated log R'(d) when the model holds a calibration of this good set
+        (``focuscrawl.classifier.calibration``)."""
         if not good:
             return np.full(self.logp.shape[0], -np.inf)
+        calibration = self.model.calibration
+        if calibration is not None and calibration.applies_to(good):
+            return calibration.log_relevance(log_odds_per_term(self, good))
         columns = [self.model.column[k] for k in good]
         part = self.logp[:, columns]
         top = part.max(axis=1)
@@ -103,6 +125,9 @@ class HierarchicalModel:
         self.bias = bias
         self.owners = owners
         self.params = params
+        held = params.get("calibration")
+        self.calibration = None if held is None else Calibration.from_params(held)
+        self._leaves_below: dict[tuple[int, ...], NDArray[np.int64]] = {}
         self.column = {int(k): i for i, k in enumerate(kcids)}
         n = len(kcids)
         has_children = np.zeros(n, dtype=bool)
@@ -128,6 +153,28 @@ class HierarchicalModel:
             depth[j] = depth[parents[j]] + 1
         self.levels = [np.flatnonzero(depth == d) for d in range(2, int(depth.max()) + 1)]
 
+    def calibrated(self, calibration: Calibration | None) -> HierarchicalModel:
+        """This model with ``calibration`` (kept in its params, stored with it)."""
+        self.calibration = calibration
+        if calibration is None:
+            self.params.pop("calibration", None)
+        else:
+            self.params["calibration"] = calibration.to_params()
+        return self
+
+    def leaves_below(self, good: Sequence[int]) -> NDArray[np.int64]:
+        """Columns of the leaves at or below any of the kcids ``good``."""
+        key = tuple(sorted(int(k) for k in good))
+        if key in self._leaves_below:
+            return self._leaves_below[key]
+        marked = np.zeros(len(self.kcids), dtype=bool)
+        marked[[self.column[int(k)] for k in good]] = True
+        for j in range(1, len(self.kcids)):  # parents come first (breadth-first order)
+            marked[j] |= marked[self.parents[j]]
+        below: NDArray[np.int64] = self.leaf_columns[marked[self.leaf_columns]]
+        self._leaves_below[key] = below
+        return below
+
     # --- scoring -----------------------------------------------------------------
 
     @functools.cached_property
@@ -143,16 +190,17 @@ class HierarchicalModel:
     def score_counts(self, counts: sparse.csr_matrix) -> Scores:
         """log Pr[node | doc] for every row of term counts."""
         comp = np.asarray(counts.astype(np.float32) @ self.weights, dtype=np.float64)
-        return self._normalise(comp)
+        return self._normalise(comp, np.asarray(counts.sum(axis=1), dtype=np.float64).ravel())
 
     def score_one(self, text: str) -> Scores:
         """One document: gathers the weight rows of its terms instead of multiplying a
         sparse matrix (a third of the time for a single page)."""
         counts = self.vectorize([text])
         comp = counts.data.astype(np.float32) @ self.weights[counts.indices]
-        return self._normalise(comp.astype(np.float64)[None, :])
+        length = np.asarray([counts.data.sum()], dtype=np.float64)
+        return self._normalise(comp.astype(np.float64)[None, :], length)
 
-    def _normalise(self, comp: Floats) -> Scores:
+    def _normalise(self, comp: Floats, lengths: Floats) -> Scores:
         n_docs, n_nodes = comp.shape[0], len(self.kcids)
         raw = np.zeros((n_docs, n_nodes))
         if len(self.owners):
@@ -178,7 +226,7 @@ class HierarchicalModel:
             logp[:, 1:] = shifted - np.log1p(rest)[:, self.group_of]
             for level in self.levels:
                 logp[:, level] += logp[:, self.parents[level]]
-        return Scores(logp, self)
+        return Scores(logp, self, lengths)
 
     def score(self, texts: Sequence[str]) -> Scores:
         if len(texts) == 1:

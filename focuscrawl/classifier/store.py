@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection, Engine
 
+from focuscrawl.classifier import calibration
 from focuscrawl.classifier.apprentice import train_link_model
 from focuscrawl.classifier.estimates import Parent
 from focuscrawl.classifier.model import (
@@ -84,19 +85,32 @@ def train_model(
     alpha: float = DEFAULT_ALPHA,
     children: str = DEFAULT_CHILDREN,
     with_crawl: bool = False,
+    calibrate: bool | None = None,
 ) -> tuple[int, HierarchicalModel]:
     """Train on the stored examples and store the model; returns (model_id, model). The
     link learner's first version is trained with it, from the links between examples
     (``with_crawl``: and every link between the crawl's scored pages, as a retraining
-    in the middle of a crawl wants, lest the learner forget what the crawl taught it)."""
+    in the middle of a crawl wants, lest the learner forget what the crawl taught it).
+
+    ``calibrate``: calibrate the relevance of the good set on its examples, each left
+    out of a training (``focuscrawl.classifier.calibration``; up to ten more trainings);
+    None: as the newest stored model was (a topic made from examples stays calibrated)."""
     with engine.begin() as connection:
         tree = load_tree(connection)
         texts, labels = training_documents(connection)
         if not texts:
             raise TaxonomyError("no examples to train on; run: focuscrawl taxonomy import")
-        model = HierarchicalModel.train(
-            tree, texts, labels, features_per_node, alpha, children=children
-        )
+
+        def train(docs: Sequence[str], doc_labels: Sequence[Sequence[int]]) -> HierarchicalModel:
+            return HierarchicalModel.train(
+                tree, docs, doc_labels, features_per_node, alpha, children=children
+            )
+
+        model = train(texts, labels)
+        if calibrate is None:
+            calibrate = newest_calibrated(connection)
+        if calibrate:
+            model.calibrated(calibration.calibrate(tree, texts, labels, train))
         model_id = save_model(connection, model, tree, len(texts))
         parent = crawl_estimate(connection) != "apprentice"
         train_link_model(connection, tree, parent=parent, with_crawl=with_crawl)
@@ -108,6 +122,15 @@ def requeue_scored(engine: Engine) -> int:
     model); returns how many."""
     with engine.begin() as connection:
         return execute(connection, queries["requeue_scored"]).rowcount
+
+
+def newest_calibrated(connection: Connection) -> bool:
+    """Whether the newest stored model holds a calibration (False when there is none)."""
+    params = execute(connection, queries["newest_model_params"]).scalar()
+    if params is None:
+        return False
+    held = params if isinstance(params, dict) else json.loads(params)
+    return "calibration" in held
 
 
 def crawl_estimate(connection: Connection) -> str:

@@ -57,19 +57,37 @@ def train(
             "by the new model (after labels: focuscrawl label).",
         ),
     ] = False,
+    calibrate: Annotated[
+        bool | None,
+        typer.Option(
+            "--calibrate/--no-calibrate",
+            help="Calibrate the relevance on the good categories' examples, each left out "
+            "of a training (up to ten more trainings; topic new does). Default: as the "
+            "model in use was.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Train on the stored examples (labelled pages among them) and store the model;
     classifiers switch to it."""
     from focuscrawl.classifier.store import requeue_scored, train_model
 
     engine = engine_from(ctx)
-    model_id, model = train_model(engine, features, alpha, children, with_crawl=rescore)
+    model_id, model = train_model(
+        engine, features, alpha, children, with_crawl=rescore, calibrate=calibrate
+    )
     p = model.params
     typer.echo(
         f"model {model_id}: {p['nodes']} nodes, {p['terms']} terms "
         f"(of {p['vocabulary']}), {features} per node, {p['components']} {children} "
         f"components, alpha {alpha}"
     )
+    if model.calibration is not None:
+        c = model.calibration
+        typer.echo(
+            f"relevance calibrated on {len(c.held)} left-out examples: R = 0.5 at "
+            f"{c.threshold:.4f} log-odds per term"
+        )
     if rescore:
         pages = requeue_scored(engine)
         typer.echo(f"{pages:,} pages queued to be scored again: focuscrawl classify run")

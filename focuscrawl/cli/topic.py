@@ -65,6 +65,10 @@ def new(
         f"topic {made.category}: {made.good} good and {made.bad} bad examples in the "
         f"background taxonomy; marked good; model {made.model_id}"
     )
+    if made.calibrated_on:
+        typer.echo("relevance calibrated on the examples, each left out of a training once")
+    else:
+        typer.echo("relevance not calibrated: that takes 3 good examples or more")
     if not made.seeds:
         typer.echo("no seeds in the examples (files without links): add some with seed add")
         return

@@ -179,7 +179,7 @@ def evaluate(
                 try:
                     examples = _examples_of(corpus, pages_of_topic)
                     made = topic_import(background, _short(topic), examples)
-                    prepare_database(target, made, f"{ROOT}.{_short(topic)}")
+                    prepare_database(target, made, f"{ROOT}.{_short(topic)}", calibrate=True)
                 finally:
                     target.dispose()
             suffix = f"_s{sample + 1}" if sample else ""

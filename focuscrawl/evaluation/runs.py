@@ -88,14 +88,19 @@ class CrawlTrace:
 
 
 def prepare_database(
-    engine: Engine, data: TaxonomyImport, topic: str, model: HierarchicalModel | None = None
+    engine: Engine,
+    data: TaxonomyImport,
+    topic: str,
+    model: HierarchicalModel | None = None,
+    calibrate: bool = False,
 ) -> HierarchicalModel:
-    """Taxonomy, examples, ``topic`` marked good, a page model (trained unless given) and
-    the link learner's first version (from the links between examples)."""
+    """Taxonomy, examples, ``topic`` marked good, a page model (trained unless given;
+    ``calibrate``: as ``topic new`` trains it) and the link learner's first version (from
+    the links between examples)."""
     store_import(engine, data, replace=True)
     set_good(engine, [topic], True)
     if model is None:
-        return train_model(engine)[1]
+        return train_model(engine, calibrate=calibrate)[1]
     with engine.begin() as connection:
         save_model(connection, model, data.tree, len(data.examples))
         train_link_model(connection, load_tree(connection))

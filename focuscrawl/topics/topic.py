@@ -33,6 +33,7 @@ class NewTopic:
     bad: int
     model_id: int
     seeds: list[str]
+    calibrated_on: int  # left-out examples the relevance is calibrated on (0: none)
 
 
 def _from_bytes(body: bytes, where: str, url: str | None, media: str) -> UserExample:
@@ -123,12 +124,14 @@ def new_topic(
     bad: Sequence[UserExample] = (),
     replace: bool = False,
 ) -> NewTopic:
-    """Load the background with the topic, mark it good and train: one new taxonomy."""
+    """Load the background with the topic, mark it good and train, with the relevance
+    calibrated on the examples (``focuscrawl.classifier.calibration``): one new taxonomy."""
     from focuscrawl.classifier.store import train_model
 
     data = topic_import(load_background(), name, good, bad)
     store_import(engine, data, replace=replace)
     category = f"{ROOT}.{name}"
     set_good(engine, [category], True)
-    model_id, _ = train_model(engine)
-    return NewTopic(category, len(good), len(bad), model_id, suggested_seeds(good))
+    model_id, model = train_model(engine, calibrate=True)
+    held = 0 if model.calibration is None else len(model.calibration.held)
+    return NewTopic(category, len(good), len(bad), model_id, suggested_seeds(good), held)

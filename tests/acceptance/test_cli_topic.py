@@ -58,6 +58,19 @@ def test_a_topic_from_examples_then_a_focused_crawl(
         assert count("SELECT count(*) FROM taxonomy WHERE kcid > 0") >= categories
         assert count("SELECT count(*) FROM taxonomy WHERE good = 1 AND kcname = 'cycling'") == 1
         assert count("SELECT count(*) FROM model WHERE kind = 'page'") == 1
+        assert "relevance calibrated on the examples" in made.stdout
+        calibrated = (
+            "SELECT count(*) FROM model WHERE kind = 'page' AND model_id = "
+            "(SELECT max(model_id) FROM model WHERE kind = 'page') "
+            "AND params::jsonb ? 'calibration'"
+        )
+        assert count(calibrated) == 1
+        # a retraining keeps the calibration unless told not to
+        for args, held in (((), 1), (("--no-calibrate",), 0), (("--calibrate",), 1)):
+            trained = cli("classify", "train", *args, env=env)
+            assert trained.returncode == 0, trained.stderr
+            assert ("relevance calibrated on 4 left-out" in trained.stdout) == bool(held)
+            assert count(calibrated) == held
         again = cli("topic", "new", "cycling", "--good", str(examples), env=env)
         assert again.returncode == 2 and "--replace" in again.stderr
 

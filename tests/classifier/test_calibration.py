@@ -1,0 +1,121 @@
+"""Relevance calibrated on left-out examples (focuscrawl.classifier.calibration), on the
+hand-made tree."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from focuscrawl.classifier.calibration import (
+    Calibration,
+    calibrate,
+    log_odds_per_term,
+)
+from focuscrawl.classifier.model import HierarchicalModel
+from focuscrawl.topics.taxonomy import Tree
+from focuscrawl.topics.taxonomy_import import from_directory
+from tests.classifier.topics import LEAVES, page_text, write_tree_dir
+
+GOOD = "topics.sports.cycling"
+
+
+def _marked(tree: Tree, path: str) -> Tree:
+    kcid = tree.find(path)
+    nodes = dict(tree.nodes)
+    nodes[kcid] = dataclasses.replace(nodes[kcid], good=True)
+    return Tree.of(nodes.values())
+
+
+@pytest.fixture(scope="module")
+def examples(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Tree, list[str], list[list[int]]]:
+    data = from_directory(write_tree_dir(tmp_path_factory.mktemp("tree"), examples_per_leaf=30))
+    texts = [f"{e.title}\n{e.text}" for e in data.examples]
+    return _marked(data.tree, GOOD), texts, [[e.kcid] for e in data.examples]
+
+
+def _trainer(tree: Tree):  # type: ignore[no-untyped-def]
+    def train(texts: Sequence[str], labels: Sequence[Sequence[int]]) -> HierarchicalModel:
+        return HierarchicalModel.train(tree, texts, labels)
+
+    return train
+
+
+def test_the_threshold_is_the_lower_quartile_and_the_median_gets_nine_tenths() -> None:
+    held = [0.9, 0.1, 0.5, 0.3, 0.7, 0.2, 0.8, 0.4, 0.6, 0.0]
+    c = Calibration.of_held([7, 3], held)
+    assert c.good == (3, 7) and c.applies_to([7, 3]) and not c.applies_to([3])
+    assert c.threshold == pytest.approx(0.2)  # the third lowest of ten
+    r = np.exp(c.log_relevance(np.asarray([c.threshold, float(np.median(held))])))
+    assert r == pytest.approx([0.5, 0.9])
+    assert Calibration.from_params(c.to_params()) == c
+    alike = Calibration.of_held([1], [0.5, 0.5, 0.5])  # no spread: still a finite map
+    assert np.isfinite(alike.scale) and alike.threshold == 0.5
+
+
+@given(st.lists(st.floats(-1e6, 1e6), min_size=2, max_size=40))
+def test_calibrated_relevance_is_a_probability_rising_with_log_odds(z: list[float]) -> None:
+    c = Calibration.of_held([1], [0.05, 0.1, 0.2, 0.3])
+    values = np.sort(np.asarray(z))
+    log_r = c.log_relevance(values)
+    assert np.all(log_r <= 0) and not np.any(np.isnan(log_r))
+    assert np.all(np.diff(log_r) >= 0)
+
+
+def test_a_calibrated_model_judges_new_pages_and_keeps_its_calibration(
+    examples: tuple[Tree, list[str], list[list[int]]],
+) -> None:
+    tree, texts, labels = examples
+    train = _trainer(tree)
+    model = train(texts, labels)
+    calibration = calibrate(tree, texts, labels, train)
+    assert calibration is not None
+    good = tree.good_frontier()
+    assert calibration.good == tuple(good) and len(calibration.held) == 30  # ten folds
+    model.calibrated(calibration)
+
+    rng = random.Random(5)
+    leaves = [leaf for leaf in LEAVES for _ in range(100)]
+    scores = model.score([page_text(rng, leaf) for leaf in leaves])
+    relevant = scores.log_relevance(good) >= np.log(0.5)
+    on_topic = np.asarray([leaf == GOOD for leaf in leaves])
+    # a quarter of the left-out examples fall below the threshold: about as many new
+    # pages of the topic do (the uncalibrated R takes every one), and no page of
+    # another leaf reaches it
+    assert 0.4 <= relevant[on_topic].mean() <= 0.95
+    assert (model.score([page_text(rng, GOOD) for _ in range(100)]).logp[
+        :, model.column[good[0]]] >= np.log(0.5)).all()  # fmt: skip
+    assert not relevant[~on_topic].any()
+    # the best leaf takes the verdict's side
+    below = set(int(k) for k in model.kcids[model.leaves_below(good)])
+    assert [int(k) in below for k in scores.best_leaf()] == relevant.tolist()
+    # R' is a function of the log-odds per term, stored with the model
+    z = log_odds_per_term(scores, good)
+    assert scores.log_relevance(good) == pytest.approx(calibration.log_relevance(z))
+    stored = HierarchicalModel.from_bytes(model.to_bytes(), model.params)
+    assert stored.calibration == calibration
+    again = stored.score([page_text(rng, GOOD)])
+    assert again.log_relevance(good) == pytest.approx(
+        calibration.log_relevance(log_odds_per_term(again, good))
+    )
+    # another good set is not what it was made for: the model's own R
+    other = [tree.find("topics.science")]
+    assert again.log_relevance(other) == pytest.approx(again.logp[:, model.column[other[0]]])
+
+
+def test_too_few_examples_give_no_calibration(tmp_path: Path) -> None:
+    data = from_directory(write_tree_dir(tmp_path, examples_per_leaf=2))
+    tree = _marked(data.tree, GOOD)
+    texts = [f"{e.title}\n{e.text}" for e in data.examples]
+    labels = [[e.kcid] for e in data.examples]
+    assert calibrate(tree, texts, labels, _trainer(tree)) is None
+    unmarked = data.tree
+    assert calibrate(unmarked, texts, labels, _trainer(unmarked)) is None
