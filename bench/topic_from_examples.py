@@ -12,6 +12,8 @@ must judge, and reports against the ground truth:
 
 * AUC of log R(d): how well the classifier orders them (what a crawl's order rests on);
 * precision and recall of the verdict R >= 0.5 (what ``export --what relevant`` gives);
+* the same, with the relevance calibrated on the examples as ``topic new`` trains it
+  (``focuscrawl.classifier.calibration``);
 * the same AUC for a yardstick: scikit-learn's logistic regression on tf-idf of the same
   examples against the same background (balanced class weights), to show how much a
   discriminative model would order better.
@@ -27,7 +29,7 @@ import os
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
+from focuscrawl.classifier.calibration import calibrate
 from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.classifier.tokens import document_text
 from focuscrawl.crawler.parse import parse_html
@@ -77,12 +80,25 @@ def one_topic(
     given = [(*page(u), (), u) for u in examples]
     made = topic_import(background, name, given)
     texts = [document_text(e.title, e.text) for e in made.examples]
-    model = HierarchicalModel.train(made.tree, texts, [[e.kcid] for e in made.examples])
+    labels = [[e.kcid] for e in made.examples]
+    good = made.tree.find(f"web.{name}")
+    tree = made.tree.with_good([good])
+
+    def train(docs: Sequence[str], doc_labels: Sequence[Sequence[int]]) -> HierarchicalModel:
+        return HierarchicalModel.train(tree, docs, doc_labels)
+
+    model = train(texts, labels)
     judged = [document_text(*page(u)) for u in met]
-    log_r = model.score(judged).log_relevance([made.tree.find(f"web.{name}")])
+    scores = model.score(judged)
+    log_r = scores.log_relevance([good])
     truly = np.asarray([u in relevant for u in met])
     said = log_r >= np.log(0.5)
     hits = int((said & truly).sum())
+    # as topic new trains it: calibrated on the examples, each left out once
+    model.calibrated(calibrate(tree, texts, labels, train))
+    calibrated = model.score(judged).log_relevance([good])
+    said_c = calibrated >= np.log(0.5)
+    hits_c = int((said_c & truly).sum())
 
     positives = [document_text(*page(u)) for u in examples]
     negatives = [document_text(t, x) for excerpts in background.values() for t, x in excerpts]
@@ -101,6 +117,9 @@ def one_topic(
         "verdict_precision": round(hits / max(int(said.sum()), 1), 3),
         "verdict_recall": round(hits / max(int(truly.sum()), 1), 3),
         "auc_logistic_tfidf": round(float(roc_auc_score(truly, decision)), 3) if both else None,
+        "auc_calibrated": round(float(roc_auc_score(truly, calibrated)), 3) if both else None,
+        "calibrated_precision": round(hits_c / max(int(said_c.sum()), 1), 3),
+        "calibrated_recall": round(hits_c / max(int(truly.sum()), 1), 3),
     }
 
 
@@ -136,17 +155,29 @@ def main() -> None:
         print(
             f"{topic[:40]:40} {row['pages']:5} AUC {row['auc']}  verdict "
             f"P {row['verdict_precision']} R {row['verdict_recall']}  "
-            f"(logistic tf-idf AUC {row['auc_logistic_tfidf']})",
+            f"(logistic tf-idf AUC {row['auc_logistic_tfidf']}); calibrated AUC "
+            f"{row['auc_calibrated']} P {row['calibrated_precision']} "
+            f"R {row['calibrated_recall']}",
             flush=True,
         )
     summary = {
         key: round(float(np.mean([r[key] for r in rows if r[key] is not None])), 3)
-        for key in ("auc", "verdict_precision", "verdict_recall", "auc_logistic_tfidf")
+        for key in (
+            "auc",
+            "verdict_precision",
+            "verdict_recall",
+            "auc_logistic_tfidf",
+            "auc_calibrated",
+            "calibrated_precision",
+            "calibrated_recall",
+        )
     }
     print(
         f"mean over {len(rows)} topics: AUC {summary['auc']}, verdict precision "
         f"{summary['verdict_precision']} at recall {summary['verdict_recall']}; "
-        f"logistic tf-idf AUC {summary['auc_logistic_tfidf']}"
+        f"logistic tf-idf AUC {summary['auc_logistic_tfidf']}; calibrated (as topic new "
+        f"trains): AUC {summary['auc_calibrated']}, verdict precision "
+        f"{summary['calibrated_precision']} at recall {summary['calibrated_recall']}"
     )
     name = "" if corpus.name == "wikispeedia" else f"_{corpus.name}"
     path = write_results(

@@ -122,6 +122,43 @@ JOIN doc_fetch AS sf ON sf.oid = l.oid_src AND sf.bucket = l.bucket
 JOIN doc AS src ON src.oid = l.oid_src AND src.bucket = l.bucket
 WHERE sf.model_id IS NOT NULL AND sf.cid IS NOT NULL;
 
+-- queue_path_examples --
+-- The paths estimate's further lessons: a link's value over two steps (after Rennie &
+-- McCallum's discounted reward). When pages are scored, each scored page v linking to
+-- one of them is worth %(gamma)s times the best R among them, when that is more than v's
+-- own R, and every link into such a v from a scored page becomes an example labelled
+-- with that worth. Each step is an intermediate result, as in queue_link_examples.
+WITH t AS MATERIALIZED (
+    SELECT t.oid, exp(greatest(t.relevance, -700)) * %(gamma)s AS worth
+    FROM doc AS t JOIN doc_fetch AS tf ON tf.oid = t.oid AND tf.bucket = t.bucket
+    WHERE t.oid = ANY(%(oids)s::bigint[]) AND tf.cid IS NOT NULL
+), up AS MATERIALIZED (
+    SELECT oid_src, oid_dst FROM link
+    WHERE oid_dst = ANY(%(oids)s::bigint[]) AND oid_src <> oid_dst
+), v AS MATERIALIZED (
+    SELECT up.oid_src AS oid, max(t.worth) AS worth
+    FROM up JOIN t ON t.oid = up.oid_dst
+    GROUP BY up.oid_src
+), vd AS MATERIALIZED (
+    SELECT d.oid, v.worth, doc_url(d.https, s.host, d.path) AS url
+    FROM v
+    JOIN doc AS d ON d.oid = v.oid AND d.bucket = oid_bucket(v.oid)
+    JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
+    JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
+    WHERE f.model_id IS NOT NULL AND f.cid IS NOT NULL
+      AND exp(greatest(d.relevance, -700)) < v.worth
+), l AS MATERIALIZED (
+    SELECT oid_src, bucket, oid_dst, anchor, context FROM link
+    WHERE oid_dst = ANY(ARRAY(SELECT oid FROM vd)) AND oid_src <> oid_dst
+)
+INSERT INTO link_example (anchor, context, url, src_cid, src_relevance, label)
+SELECT l.anchor, l.context, vd.url, sf.cid, exp(greatest(src.relevance, -700)), vd.worth
+FROM l
+JOIN vd ON vd.oid = l.oid_dst
+JOIN doc_fetch AS sf ON sf.oid = l.oid_src AND sf.bucket = l.bucket
+JOIN doc AS src ON src.oid = l.oid_src AND src.bucket = l.bucket
+WHERE sf.model_id IS NOT NULL AND sf.cid IS NOT NULL;
+
 -- queued_link_examples --
 SELECT count(*) AS queued, count(*) FILTER (WHERE label > 0.5) AS relevant FROM link_example;
 

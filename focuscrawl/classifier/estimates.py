@@ -9,6 +9,10 @@ written by ``crawl run`` from its mode, or by ``eval`` for its strategies):
     the features (focuscrawl.topics.linkmodel); a URL keeps the best of its in-links.
 ``apprentice``
     the same without the parent's relevance (the 2002 paper's apprentice alone).
+``paths``
+    as ``soft``, the learner also taught a link's value over two steps: a link into a
+    page that links to relevant pages is worth ``PATH_DISCOUNT`` times their best R
+    (``sql/links.sql``: queue_path_examples), after Rennie & McCallum.
 ``soft-1999``
     the paper's estimate: the highest relevance log R(p) among scored parents.
 ``anchor``
@@ -40,7 +44,7 @@ from focuscrawl.topics.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts
 
 __all__ = ["ESTIMATES", "Parent", "pass_estimates"]
 
-ESTIMATES = ("soft", "soft-1999", "apprentice", "anchor", "page+anchor")
+ESTIMATES = ("soft", "soft-1999", "apprentice", "paths", "anchor", "page+anchor")
 
 
 @dataclass(frozen=True)

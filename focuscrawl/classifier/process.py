@@ -39,7 +39,9 @@ __all__ = ["BATCH", "Classifier", "ClassifyStats", "good_sets", "node_scores_tex
 
 BATCH = 256  # pages per transaction
 POLL_S = 0.25  # wait when the queue is empty (cheap: an empty partial index)
-WAIT_FOR_MODEL_S = 10.0  # a long-running classifier waits for `classify train`
+WAIT_FOR_MODEL_S = 10.0
+#: what a relevant page one link further on makes a link worth (the paths estimate)
+PATH_DISCOUNT = 0.5  # a long-running classifier waits for `classify train`
 
 log = logging.getLogger("focuscrawl.classifier")
 
@@ -258,6 +260,9 @@ class Classifier:
             if self.estimate in LINK_ESTIMATES:  # the next version learns from these
                 scored = [oid for oid, cid in zip(oids, cids, strict=True) if cid is not None]
                 execute(connection, queries["queue_link_examples"], {"oids": scored})
+                if self.estimate == "paths":
+                    params = {"oids": scored, "gamma": PATH_DISCOUNT}
+                    execute(connection, queries["queue_path_examples"], params)
                 self._queued_examples = True
             execute(connection, queries["notify_pages_scored"])  # crawlers waiting on us
         self.stats.links += links

@@ -3,10 +3,12 @@
 Best leaves do not depend on the marks, only R(d) does: each page's log R(d) is
 recomputed in SQL from its stored node scores (``doc_class``), then every unvisited
 URL's estimate is again the best of its scored parents, and in hard focus held URLs
-below a now-good leaf are released. With the link learner's estimates (``soft``,
-``apprentice``) the learner is trained afresh, from the example links and every link
-between scored pages labelled anew, and every unvisited URL is estimated again from
-its in-links (estimates may then fall).
+below a now-good leaf are released. A model calibrated on its examples
+(``focuscrawl.classifier.calibration``) is not rescored here: ``classify train
+--rescore`` calibrates for the new marks and scores every page again. With the link
+learner's estimates (``soft``, ``apprentice``) the learner is trained afresh, from the
+example links and every link between scored pages labelled anew, and every unvisited
+URL is estimated again from its in-links (estimates may then fall).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from focuscrawl.classifier.process import good_sets
 from focuscrawl.classifier.store import crawl_estimate, scored_models
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
+from focuscrawl.errors import TaxonomyError
 from focuscrawl.topics.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts, max_by_target
 from focuscrawl.topics.taxonomy import load_tree
 
@@ -45,6 +48,12 @@ def rescore(engine: Engine) -> RescoreResult:
             if stored.taxonomy_digest != digest:
                 skipped.append(stored.model_id)
                 continue
+            if stored.model.calibration is not None:
+                # R' needs each page's length, which doc_class does not keep
+                raise TaxonomyError(
+                    f"model {stored.model_id} calibrates relevance on its examples, for the "
+                    "good marks it was trained with; run: focuscrawl classify train --rescore"
+                )
             columns = [stored.model.column[k] + 1 for k in frontier]  # SQL arrays are 1-based
             result = execute(
                 connection,

@@ -177,7 +177,8 @@ def eval_command(
         str | None,
         typer.Option(
             help="Comma-separated: bfs, unfocused, soft, hard, soft-1999 (the parent's "
-            "relevance alone), apprentice (the link learner without it), anchor (the page "
+            "relevance alone), apprentice (the link learner without it), paths (soft, the link "
+            "learner also taught a link's value two steps on), anchor (the page "
             "classifier on anchor text), page+anchor; and yardsticks reading the ground "
             "truth: soft-perfect (a perfect page classifier), oracle (every link target's "
             "label known before fetching); labels (soft, with a simulated operator who labels "

@@ -47,6 +47,8 @@ class Mode(StrEnum):
     SOFT = "soft"
     #: the same, with the estimate of 1999: the highest relevance among scored parents
     SOFT_1999 = "soft-1999"
+    #: as soft, the link learner also taught a link's value over two steps
+    PATHS = "paths"
     HARD = "hard"  # as soft; out-links held until the classifier releases them
     UNFOCUSED = "unfocused"  # the paper's pseudo-random order (bytehash)
     BFS = "bfs"  # breadth first: depth, then discovery order
@@ -59,12 +61,14 @@ class Mode(StrEnum):
 
     @property
     def focused(self) -> bool:
-        return self in (Mode.SOFT, Mode.SOFT_1999, Mode.HARD)
+        return self in (Mode.SOFT, Mode.SOFT_1999, Mode.PATHS, Mode.HARD)
 
     @property
     def estimate(self) -> str | None:
         """The frontier estimate this mode asks of the classifier (crawl_setting)."""
-        return {"soft": "soft", "hard": "soft", "soft-1999": "soft-1999"}.get(self.value)
+        return {"soft": "soft", "hard": "soft", "soft-1999": "soft-1999", "paths": "paths"}.get(
+            self.value
+        )
 
     @property
     def schema_branch(self) -> str | None:

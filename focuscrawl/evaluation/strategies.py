@@ -20,6 +20,8 @@ class Strategy(StrEnum):
     SOFT_1999 = "soft-1999"
     #: soft focus with the link learner alone (no parent relevance): the 2002 apprentice
     APPRENTICE = "apprentice"
+    #: soft focus with the link learner taught a link's value over two steps as well
+    PATHS = "paths"
     #: best-first on the page classifier applied to the anchor text
     ANCHOR = "anchor"
     #: best-first on the mean of the parent's relevance and the anchor's (Batsakis et al.)
@@ -35,7 +37,13 @@ class Strategy(StrEnum):
 
     @property
     def mode(self) -> Mode:
-        if self in (Strategy.BFS, Strategy.UNFOCUSED, Strategy.HARD, Strategy.SOFT_1999):
+        if self in (
+            Strategy.BFS,
+            Strategy.UNFOCUSED,
+            Strategy.HARD,
+            Strategy.SOFT_1999,
+            Strategy.PATHS,
+        ):
             return Mode(self.value)
         return Mode.SOFT
 
@@ -46,7 +54,7 @@ class Strategy(StrEnum):
         measures, passes the cheapest on (1999's, in SQL) and trains no link learner."""
         if self in (Strategy.BFS, Strategy.UNFOCUSED, Strategy.SOFT_1999):
             return "soft-1999"
-        if self in (Strategy.APPRENTICE, Strategy.ANCHOR, Strategy.PAGE_ANCHOR):
+        if self in (Strategy.APPRENTICE, Strategy.PATHS, Strategy.ANCHOR, Strategy.PAGE_ANCHOR):
             return self.value
         return "soft"
 

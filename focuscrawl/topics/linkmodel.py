@@ -58,7 +58,7 @@ __all__ = [
 
 #: the crawl's frontier estimates (crawl_setting 'estimate') that the link learner makes:
 #: the crawler scores new URLs at check-in with it, the classifier trains it
-LINK_ESTIMATES = ("soft", "apprentice")
+LINK_ESTIMATES = ("soft", "apprentice", "paths")
 #: words kept either side of a link (measured: 0 / 3 / 5 words gave 0.590 / 0.603 /
 #: 0.607 mean harvest over 46 Wikispeedia topics in the graph simulation)
 CONTEXT_WORDS = 3

@@ -10,6 +10,7 @@ with no marked ancestor, so nothing is counted twice.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -117,6 +118,14 @@ class Tree:
 
     def internal(self) -> list[int]:
         return [k for k in self.bfs() if not self.is_leaf(k)]
+
+    def with_good(self, kcids: Iterable[int]) -> Tree:
+        """The same tree with ``kcids`` marked good too (as ``mark-good`` would mark them)."""
+        marked = set(kcids)
+        return Tree.of(
+            dataclasses.replace(node, good=True) if node.kcid in marked else node
+            for node in self.nodes.values()
+        )
 
     def ancestors(self, kcid: int) -> list[int]:
         """kcid and its ancestors, root last."""

@@ -91,3 +91,6 @@ def test_a_topic_from_examples_then_a_focused_crawl(
     # the classifier made of four examples tells the topic's pages from the rest
     assert cycling and other
     assert sum(cycling) / len(cycling) > 0.5 > sum(other) / len(other)
+    # a calibrated R needs the pages' lengths: not rescored in SQL, retrained instead
+    rescored = cli("classify", "rescore", env=env)
+    assert rescored.returncode == 2 and "classify train --rescore" in rescored.stderr

@@ -3,7 +3,6 @@ hand-made tree."""
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,10 +26,7 @@ GOOD = "topics.sports.cycling"
 
 
 def _marked(tree: Tree, path: str) -> Tree:
-    kcid = tree.find(path)
-    nodes = dict(tree.nodes)
-    nodes[kcid] = dataclasses.replace(nodes[kcid], good=True)
-    return Tree.of(nodes.values())
+    return tree.with_good([tree.find(path)])
 
 
 @pytest.fixture(scope="module")

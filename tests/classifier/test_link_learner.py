@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from focuscrawl.classifier import apprentice, train_model
+from focuscrawl.classifier import apprentice, process, train_model
 from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
 from focuscrawl.classifier.estimates import Parent, pass_estimates
 from focuscrawl.crawler.config import Mode
+from focuscrawl.db.database import execute
+from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
@@ -267,3 +269,39 @@ def test_a_version_does_not_depend_on_the_order_the_queue_holds_its_examples(
         assert model is not None
         weights.append(model.weights)
     assert np.array_equal(weights[0], weights[1])
+
+
+def test_paths_teach_a_link_the_worth_of_the_relevant_page_beyond_it(
+    trained: sa.Engine, topics_web: WebBoxThread
+) -> None:
+    engine = trained
+    prepare_strategy(engine, Strategy.PATHS)
+    plan = CrawlPlan(Strategy.PATHS, "topics.sports", SEEDS, 80, topics_web.proxy, 2, 4, 0)
+    assert len(run_crawl(engine, plan, TRUTH).urls) == 80
+    assert Mode("paths").focused and Mode("paths").estimate == "paths"  # crawl run --mode
+    said = _rows(engine, "SELECT value FROM crawl_setting WHERE name = 'estimate'")
+    assert said[0][0] == "paths"
+    scored = (
+        "SELECT d.oid, exp(d.relevance) AS r, doc_url(d.https, s.host, d.path) AS url "
+        "FROM doc AS d JOIN doc_fetch AS f USING (oid) JOIN site AS s ON s.sid = d.sid "
+        "WHERE f.cid IS NOT NULL"
+    )
+    pages = {row.oid: row for row in _rows(engine, scored)}
+    links = {(s, d) for s, d in _rows(engine, "SELECT oid_src, oid_dst FROM link") if s != d}
+    gamma = process.PATH_DISCOUNT
+    # w relevant, v a scored page linking to it and worth less on its own
+
+    def below_of(w: int) -> set[int]:
+        return {v for v, d in links if d == w and v in pages and pages[v].r < gamma * pages[w].r}
+
+    w = max(pages, key=lambda oid: (len(below_of(oid)), pages[oid].r))
+    below = below_of(w)
+    into = [(u, v) for u, v in links if v in below and u in pages]
+    expected = sorted((pages[v].url, round(pages[u].r, 9)) for u, v in into)
+    assert expected  # the crawl made such a path
+    with engine.begin() as connection:
+        connection.exec_driver_sql("DELETE FROM link_example")
+        execute(connection, queries["queue_path_examples"], {"oids": [w], "gamma": gamma})
+    got = _rows(engine, "SELECT url, src_relevance, label FROM link_example")
+    assert sorted((url, round(r, 9)) for url, r, _ in got) == expected, (len(got), len(expected))
+    assert all(label == pytest.approx(gamma * pages[w].r) for *_, label in got)
