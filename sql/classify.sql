@@ -137,3 +137,37 @@ SELECT params FROM model WHERE kind = 'page' ORDER BY model_id DESC LIMIT 1;
 SELECT m.model_id, m.created_at, m.taxonomy_digest, m.examples, m.params, m.weights
 FROM model AS m
 WHERE m.model_id IN (SELECT DISTINCT model_id FROM doc_class);
+
+-- self_training_pages --
+-- The crawl's pages a calibrated topic learns from besides its examples (self-training):
+-- scored pages with text, their best leaf a good one, at least %(min_relevance)s sure
+-- to be relevant (log R'), the surest first; pages that are examples (the user's, or
+-- labelled) left out.
+-- (The text is read by key after the choice: on a Citus cluster it lies in doc_text's
+-- shards.)
+WITH examples AS MATERIALIZED (
+    SELECT DISTINCT url FROM example WHERE url IS NOT NULL
+), chosen AS MATERIALIZED (
+    SELECT f.oid, f.bucket, f.cid, f.title, d.relevance
+    FROM doc_fetch AS f
+    JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
+    JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
+    WHERE f.model_id IS NOT NULL AND f.cid = ANY(%(good_leaves)s::int[])
+      AND d.state = 2 AND d.relevance >= %(min_relevance)s
+      AND doc_url(d.https, s.host, d.path) NOT IN (SELECT url FROM examples)
+    ORDER BY d.relevance DESC, f.oid
+    LIMIT %(limit)s
+)
+SELECT c.cid AS kcid, coalesce(c.title, '') || E'\n' || t.text AS text
+FROM chosen AS c
+JOIN doc_text AS t ON t.oid = c.oid AND t.bucket = c.bucket
+WHERE t.text <> ''
+ORDER BY c.relevance DESC, c.oid;
+
+-- scored_pages --
+-- How many fetched pages with text the classifiers have scored (self-training's clock).
+SELECT count(*) AS scored FROM doc_fetch WHERE model_id IS NOT NULL AND cid IS NOT NULL;
+
+-- lock_self_training --
+-- One classifier self-trains at a time; the others go on scoring (released at commit).
+SELECT pg_try_advisory_xact_lock(hashtext('focuscrawl.self_training')) AS locked;

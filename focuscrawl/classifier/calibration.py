@@ -16,7 +16,8 @@ The score calibrated is the **log-odds per term** of the good set,
 
 with ``threshold`` the lower quartile of the left-out examples' z (a quarter of pages
 like the examples fall below R' = 0.5) and ``scale`` such that their median has R' = 0.9.
-Up to ten trainings: leave-one-out for ten examples or fewer, ten folds above that.
+Up to ten trainings: leave-one-out for ten examples or fewer, ten folds above that; two
+when the crawl's own pages are in every training (self-training, ``classifier.store``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["Calibration", "calibrate", "log_odds_per_term"]
 
 FOLDS = 10
+#: folds when the crawl's pages are in every training (self-training): the model leans on
+#: them as much as on the examples, and each fold holds half the examples out
+SELF_TRAIN_FOLDS = 2
 MIN_HELD = 3  # fewer left-out scores than this give no calibration
 QUANTILE = 0.25  # of the left-out examples' z: R' = 0.5 there
 MEDIAN_R = 0.9  # R' of the left-out examples' median
@@ -115,10 +119,12 @@ def calibrate(
     documents: Sequence[str],
     labels: Sequence[Sequence[int]],
     train: Callable[[Sequence[str], Sequence[Sequence[int]]], HierarchicalModel],
+    always: Sequence[tuple[str, Sequence[int]]] = (),
 ) -> Calibration | None:
     """The calibration of the tree's good set from its examples, each scored by a model
     trained without it (``train``); None when the good set has fewer than three examples
-    or no good node."""
+    or no good node. ``always``: documents (text, labels) in every training, never left
+    out (the crawl's pages a topic self-trains on: they calibrate nothing)."""
     good = tree.good_frontier()
     if not good:
         return None
@@ -130,13 +136,16 @@ def calibrate(
     ]
     if len(positive) < MIN_HELD:
         return None
-    folds = [positive[f :: min(FOLDS, len(positive))] for f in range(min(FOLDS, len(positive)))]
+    count = min(SELF_TRAIN_FOLDS if always else FOLDS, len(positive))
+    folds = [positive[f::count] for f in range(count)]
     held: list[float] = []
     for fold in folds:
         out = set(fold)
         kept = [i for i in range(len(documents)) if i not in out]
+        texts = [documents[i] for i in kept] + [text for text, _ in always]
+        kept_labels = [labels[i] for i in kept] + [doc_labels for _, doc_labels in always]
         try:
-            model = train([documents[i] for i in kept], [labels[i] for i in kept])
+            model = train(texts, kept_labels)
         except TaxonomyError:
             continue  # the fold took a category's last example: no score from it
         scores = model.score([documents[i] for i in fold])

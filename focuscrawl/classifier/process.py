@@ -23,7 +23,13 @@ from sqlalchemy.engine import Connection, Engine
 
 from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
 from focuscrawl.classifier.estimates import Parent, pass_estimates
-from focuscrawl.classifier.store import StoredModel, latest_model, write_scores
+from focuscrawl.classifier.store import (
+    StoredModel,
+    latest_model,
+    save_model,
+    train_page_model,
+    write_scores,
+)
 from focuscrawl.classifier.tokens import document_text
 from focuscrawl.db.database import engine_dsn, execute
 from focuscrawl.db.notify import PAGES_STORED, Listener
@@ -41,7 +47,9 @@ BATCH = 256  # pages per transaction
 POLL_S = 0.25  # wait when the queue is empty (cheap: an empty partial index)
 WAIT_FOR_MODEL_S = 10.0
 #: what a relevant page one link further on makes a link worth (the paths estimate)
-PATH_DISCOUNT = 0.5  # a long-running classifier waits for `classify train`
+PATH_DISCOUNT = 0.5
+#: scored pages before a calibrated topic first self-trains; then again at each doubling
+SELF_TRAIN_START = 100  # a long-running classifier waits for `classify train`
 
 log = logging.getLogger("focuscrawl.classifier")
 
@@ -52,6 +60,7 @@ class ClassifyStats:
     batches: int = 0
     links: int = 0  # out-links estimated
     link_models: int = 0  # link learner versions this process stored
+    self_trained: int = 0  # page models this process self-trained and stored
     woken: int = 0  # waits ended by a store's notification, not by the fallback poll
     started: float = field(default_factory=time.monotonic)
 
@@ -103,6 +112,7 @@ class Classifier:
         #: read at the first batch, and again when Citus splits a shard
         self._shards: ShardMap | None = None
         self._turn = 0  # the shard whose pages the next claim tries first
+        self._self_train_at = 0  # stats.scored at which to look at the crawl's count again
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -218,6 +228,38 @@ class Classifier:
     def after_pass(self, connection: Connection, parents: list[Parent]) -> None:
         """Hook run after the estimates are passed on (the oracle overrides them)."""
 
+    def _self_train(self, stored: StoredModel) -> None:
+        """Self-training of a calibrated topic (``store.train_page_model``): once the crawl
+        has scored SELF_TRAIN_START pages, and again each time that count doubles, train
+        on the examples and the crawl's surest pages, store the model and put every scored
+        page back in the queue, to be judged by it. In a transaction of its own, by one
+        classifier at a time; the count is read only when this process's own count says
+        it may be due."""
+        if self.stats.scored < self._self_train_at:
+            return
+        last = int(stored.model.params.get("self_training", {}).get("scored", 0))
+        due = max(SELF_TRAIN_START, 2 * last)
+        with self.engine.begin() as connection:
+            scored = int(execute(connection, queries["scored_pages"]).scalar_one())
+            if scored < due:
+                self._self_train_at = self.stats.scored + (due - scored + 1) // 2
+                return
+            if not execute(connection, queries["lock_self_training"]).scalar_one():
+                return
+            if execute(connection, queries["newest_model_id"]).scalar() != stored.model_id:
+                return  # another classifier stored a newer one: read it first
+            tree, model = train_page_model(connection, stored.model.params, calibrate=True)
+            model_id = save_model(connection, model, tree, model.params["examples"])
+            requeued = execute(connection, queries["requeue_scored"]).rowcount
+        self.stats.self_trained += 1
+        log.info(
+            "event=self_trained model_id=%s crawled_pages=%s scored=%s requeued=%s",
+            model_id,
+            model.params["self_training"]["pages"],
+            scored,
+            requeued,
+        )
+
     def step(self) -> int:
         """Score one batch; returns how many pages it scored."""
         started = time.monotonic()
@@ -234,6 +276,8 @@ class Classifier:
             if learned is not None:
                 self.stats.link_models += 1
                 self._link_model = learned  # the newest version, not read back
+        if self._model is not None and self._model.model.calibration is not None:
+            self._self_train(self._model)
         with self.engine.begin() as connection:
             stored = self._current_model(connection)
             tree = self._tree = load_tree(connection, self._tree)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from focuscrawl.errors import TaxonomyError
 from focuscrawl.topics.taxonomy import Tree, load_tree
 
 __all__ = [
+    "SELF_TRAIN_R",
+    "SELF_TRAIN_SHARE",
     "StoredModel",
     "latest_model",
     "save_model",
@@ -33,6 +36,9 @@ __all__ = [
     "training_documents",
     "write_scores",
 ]
+
+SELF_TRAIN_SHARE = 3  # crawled pages a calibrated topic trains on, per good example
+SELF_TRAIN_R = calibration.MEDIAN_R  # the R' they must reach
 
 
 @dataclass
@@ -93,28 +99,73 @@ def train_model(
     in the middle of a crawl wants, lest the learner forget what the crawl taught it).
 
     ``calibrate``: calibrate the relevance of the good set on its examples, each left
-    out of a training (``focuscrawl.classifier.calibration``; up to ten more trainings);
-    None: as the newest stored model was (a topic made from examples stays calibrated)."""
+    out of a training (``focuscrawl.classifier.calibration``; up to ten more trainings),
+    and self-train on the crawl's surest pages (``self_training_pages``); None: as the
+    newest stored model was (a topic made from examples stays calibrated)."""
     with engine.begin() as connection:
-        tree = load_tree(connection)
-        texts, labels = training_documents(connection)
-        if not texts:
-            raise TaxonomyError("no examples to train on; run: focuscrawl taxonomy import")
-
-        def train(docs: Sequence[str], doc_labels: Sequence[Sequence[int]]) -> HierarchicalModel:
-            return HierarchicalModel.train(
-                tree, docs, doc_labels, features_per_node, alpha, children=children
-            )
-
-        model = train(texts, labels)
         if calibrate is None:
             calibrate = newest_calibrated(connection)
-        if calibrate:
-            model.calibrated(calibration.calibrate(tree, texts, labels, train))
-        model_id = save_model(connection, model, tree, len(texts))
+        params = {"features_per_node": features_per_node, "alpha": alpha, "children": children}
+        tree, model = train_page_model(connection, params, calibrate)
+        model_id = save_model(connection, model, tree, model.params["examples"])
         parent = crawl_estimate(connection) != "apprentice"
         train_link_model(connection, tree, parent=parent, with_crawl=with_crawl)
     return model_id, model
+
+
+def train_page_model(
+    connection: Connection, params: dict[str, Any], calibrate: bool
+) -> tuple[Tree, HierarchicalModel]:
+    """The page classifier trained on the stored examples, with the training ``params``
+    of ``HierarchicalModel.train`` (features_per_node, alpha, children); when
+    ``calibrate``, calibrated and self-trained (``train_model``)."""
+    tree = load_tree(connection)
+    texts, labels = training_documents(connection)
+    if not texts:
+        raise TaxonomyError("no examples to train on; run: focuscrawl taxonomy import")
+
+    def train(docs: Sequence[str], doc_labels: Sequence[Sequence[int]]) -> HierarchicalModel:
+        return HierarchicalModel.train(
+            tree,
+            docs,
+            doc_labels,
+            int(params["features_per_node"]),
+            float(params["alpha"]),
+            children=str(params["children"]),
+        )
+
+    if not calibrate:
+        model = train(texts, labels)
+        model.params["examples"] = len(texts)
+        return tree, model
+    crawled = self_training_pages(connection, tree, labels)
+    model = train(texts + [t for t, _ in crawled], labels + [k for _, k in crawled])
+    model.calibrated(calibration.calibrate(tree, texts, labels, train, always=crawled))
+    scored = int(execute(connection, queries["scored_pages"]).scalar_one())
+    model.params["examples"] = len(texts)
+    model.params["self_training"] = {"pages": len(crawled), "scored": scored}
+    return tree, model
+
+
+def self_training_pages(
+    connection: Connection, tree: Tree, labels: Sequence[Sequence[int]]
+) -> list[tuple[str, list[int]]]:
+    """The crawl's pages a calibrated topic trains on besides its examples, each with
+    its best (good) leaf: up to SELF_TRAIN_SHARE per good example, those the newest model
+    is surest of and at least SELF_TRAIN_R sure (the left-out examples' median gets that
+    much: a page as typical of the topic as a typical example). A guard against drift:
+    the examples stay, and calibrate alone."""
+    good_leaves = [k for k in tree.leaves() if tree.is_good(k)]
+    good_examples = sum(1 for doc_labels in labels if any(tree.is_good(k) for k in doc_labels))
+    if not good_leaves or not good_examples:
+        return []
+    params = {
+        "good_leaves": good_leaves,
+        "min_relevance": math.log(SELF_TRAIN_R),
+        "limit": SELF_TRAIN_SHARE * good_examples,
+    }
+    rows = execute(connection, queries["self_training_pages"], params).all()
+    return [(row.text, [int(row.kcid)]) for row in rows]
 
 
 def requeue_scored(engine: Engine) -> int:

@@ -6,21 +6,28 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 from hypothesis import given
 from hypothesis import strategies as st
 
+from focuscrawl.classifier import process, store
 from focuscrawl.classifier.calibration import (
     Calibration,
     calibrate,
     log_odds_per_term,
 )
 from focuscrawl.classifier.model import HierarchicalModel
-from focuscrawl.topics.taxonomy import Tree
-from focuscrawl.topics.taxonomy_import import from_directory
-from tests.classifier.topics import LEAVES, page_text, write_tree_dir
+from focuscrawl.classifier.store import train_model, training_documents
+from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
+from focuscrawl.evaluation.strategies import Strategy
+from focuscrawl.topics.taxonomy import Tree, load_tree, set_good
+from focuscrawl.topics.taxonomy_import import from_corpus, from_directory, store_import
+from focuscrawl.webbox import WebBoxThread
+from tests.classifier.topics import LEAVES, TRUTH, page_text, page_url, write_tree_dir
 
 GOOD = "topics.sports.cycling"
 
@@ -115,3 +122,50 @@ def test_too_few_examples_give_no_calibration(tmp_path: Path) -> None:
     assert calibrate(tree, texts, labels, _trainer(tree)) is None
     unmarked = data.tree
     assert calibrate(unmarked, texts, labels, _trainer(unmarked)) is None
+
+
+def test_a_calibrated_topic_self_trains_on_the_crawls_surest_pages(
+    engine: sa.Engine, topics_dir: Path, topics_web: WebBoxThread
+) -> None:
+    store_import(engine, from_corpus(topics_dir, 0.3, seed=1))
+    set_good(engine, [GOOD], True)
+    train_model(engine, calibrate=True)
+    prepare_strategy(engine, Strategy.SOFT)
+    seeds = [page_url(GOOD, i) for i in (1, 2)]
+    plan = CrawlPlan(Strategy.SOFT, GOOD, seeds, 110, topics_web.proxy, 2, 4, 0)
+    assert len(run_crawl(engine, plan, TRUTH).urls) == 110
+
+    def rows(sql: str) -> list[Any]:
+        with engine.connect() as connection:
+            return list(connection.exec_driver_sql(sql).all())
+
+    models = rows("SELECT model_id, params FROM model WHERE kind = 'page' ORDER BY model_id")
+    assert len(models) >= 2  # trained, then self-trained once 100 pages were scored
+    first, newest = models[0].params, models[-1].params
+    assert first["self_training"]["pages"] == 0  # nothing crawled yet
+    assert newest["self_training"]["scored"] >= process.SELF_TRAIN_START
+    assert "calibration" in newest
+    # the examples alone calibrate, each held out once (in two folds: the crawl's pages
+    # are in every training)
+    assert len(newest["calibration"]["held"]) == len(first["calibration"]["held"])
+    # every page was judged again by the newest model
+    judged = rows("SELECT DISTINCT model_id FROM doc_fetch WHERE model_id IS NOT NULL")
+    assert [r.model_id for r in judged] == [models[-1].model_id]
+    # what it learns from: sure pages of the good leaf, none of them an example
+    with engine.connect() as connection:
+        tree = load_tree(connection)
+        texts, labels = training_documents(connection)
+        good_examples = sum(1 for k in labels if tree.find(GOOD) in k)
+        chosen = store.self_training_pages(connection, tree, labels)
+    assert 0 < len(chosen) <= store.SELF_TRAIN_SHARE * good_examples
+    assert all(k == [tree.find(GOOD)] for _, k in chosen)
+    assert not {text for text, _ in chosen} & set(texts)
+    sure = (
+        "SELECT count(*) FROM doc AS d JOIN doc_fetch AS f USING (oid) JOIN site AS s "
+        f"USING (sid) WHERE f.cid = {tree.find(GOOD)} AND d.relevance >= ln({store.SELF_TRAIN_R})"
+    )
+    example = "doc_url(d.https, s.host, d.path) IN (SELECT url FROM example)"
+    sure_examples = rows(f"{sure} AND {example}")[0][0]
+    assert sure_examples > 0  # the seeds are examples: crawled, scored sure, left out
+    not_examples = rows(f"{sure} AND NOT {example}")[0][0]
+    assert len(chosen) == min(store.SELF_TRAIN_SHARE * good_examples, not_examples)
