@@ -145,7 +145,7 @@ def test_a_calibrated_topic_self_trains_on_the_crawls_surest_pages(
     assert first["self_training"]["pages"] == 0  # nothing crawled yet
     assert newest["self_training"]["scored"] >= process.SELF_TRAIN_START
     assert "calibration" in newest
-    # the examples alone calibrate, each held out once (in two folds: the crawl's pages
+    # the examples alone calibrate, each held out once (in five folds: the crawl's pages
     # are in every training)
     assert len(newest["calibration"]["held"]) == len(first["calibration"]["held"])
     # every page was judged again by the newest model
