@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import logsumexp
 
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.topics.taxonomy import Tree
@@ -108,11 +109,10 @@ def log_odds_per_term(scores: Scores, good: Sequence[int]) -> Floats:
 
 
 def _logsumexp(part: Floats) -> Floats:
+    """log of the sum of exp over each row (-inf for none: a set with no leaves)."""
     if part.shape[1] == 0:
         return np.full(part.shape[0], -np.inf)
-    top = part.max(axis=1)
-    safe = np.where(np.isfinite(top), top, 0.0)
-    return np.asarray(safe + np.log(np.exp(part - safe[:, None]).sum(axis=1)))
+    return np.asarray(logsumexp(part, axis=1))
 
 
 def calibrate(
@@ -129,12 +129,7 @@ def calibrate(
     good = tree.good_frontier()
     if not good:
         return None
-    good_set = set(good)
-    positive = [
-        i
-        for i, doc_labels in enumerate(labels)
-        if any(good_set.intersection(tree.ancestors(k)) for k in doc_labels)
-    ]
+    positive = [i for i, doc_labels in enumerate(labels) if any(map(tree.is_good, doc_labels))]
     if len(positive) < MIN_HELD:
         return None
     count = min(SELF_TRAIN_FOLDS if always else FOLDS, len(positive))

@@ -45,11 +45,11 @@ __all__ = ["BATCH", "Classifier", "ClassifyStats", "good_sets", "node_scores_tex
 
 BATCH = 256  # pages per transaction
 POLL_S = 0.25  # wait when the queue is empty (cheap: an empty partial index)
-WAIT_FOR_MODEL_S = 10.0
+WAIT_FOR_MODEL_S = 10.0  # a long-running classifier waits for `classify train`
 #: what a relevant page one link further on makes a link worth (the paths estimate)
 PATH_DISCOUNT = 0.5
 #: scored pages before a calibrated topic first self-trains; then again at each doubling
-SELF_TRAIN_START = 100  # a long-running classifier waits for `classify train`
+SELF_TRAIN_START = 100
 
 log = logging.getLogger("focuscrawl.classifier")
 
@@ -248,8 +248,10 @@ class Classifier:
                 return
             if execute(connection, queries["newest_model_id"]).scalar() != stored.model_id:
                 return  # another classifier stored a newer one: read it first
-            tree, model = train_page_model(connection, stored.model.params, calibrate=True)
-            model_id = save_model(connection, model, tree, model.params["examples"])
+            tree, model, examples = train_page_model(
+                connection, stored.model.params, calibrate=True
+            )
+            model_id = save_model(connection, model, tree, examples)
             requeued = execute(connection, queries["requeue_scored"]).rowcount
         self.stats.self_trained += 1
         log.info(

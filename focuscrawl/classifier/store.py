@@ -106,8 +106,8 @@ def train_model(
         if calibrate is None:
             calibrate = newest_calibrated(connection)
         params = {"features_per_node": features_per_node, "alpha": alpha, "children": children}
-        tree, model = train_page_model(connection, params, calibrate)
-        model_id = save_model(connection, model, tree, model.params["examples"])
+        tree, model, examples = train_page_model(connection, params, calibrate)
+        model_id = save_model(connection, model, tree, examples)
         parent = crawl_estimate(connection) != "apprentice"
         train_link_model(connection, tree, parent=parent, with_crawl=with_crawl)
     return model_id, model
@@ -115,10 +115,11 @@ def train_model(
 
 def train_page_model(
     connection: Connection, params: dict[str, Any], calibrate: bool
-) -> tuple[Tree, HierarchicalModel]:
+) -> tuple[Tree, HierarchicalModel, int]:
     """The page classifier trained on the stored examples, with the training ``params``
     of ``HierarchicalModel.train`` (features_per_node, alpha, children); when
-    ``calibrate``, calibrated and self-trained (``train_model``)."""
+    ``calibrate``, calibrated and self-trained (``train_model``). Returns the tree, the
+    model and how many examples (documents) it was trained on."""
     tree = load_tree(connection)
     texts, labels = training_documents(connection)
     if not texts:
@@ -135,16 +136,13 @@ def train_page_model(
         )
 
     if not calibrate:
-        model = train(texts, labels)
-        model.params["examples"] = len(texts)
-        return tree, model
+        return tree, train(texts, labels), len(texts)
     crawled = self_training_pages(connection, tree, labels)
     model = train(texts + [t for t, _ in crawled], labels + [k for _, k in crawled])
     model.calibrated(calibration.calibrate(tree, texts, labels, train, always=crawled))
     scored = int(execute(connection, queries["scored_pages"]).scalar_one())
-    model.params["examples"] = len(texts)
     model.params["self_training"] = {"pages": len(crawled), "scored": scored}
-    return tree, model
+    return tree, model, len(texts)
 
 
 def self_training_pages(
@@ -178,10 +176,7 @@ def requeue_scored(engine: Engine) -> int:
 def newest_calibrated(connection: Connection) -> bool:
     """Whether the newest stored model holds a calibration (False when there is none)."""
     params = execute(connection, queries["newest_model_params"]).scalar()
-    if params is None:
-        return False
-    held = params if isinstance(params, dict) else json.loads(params)
-    return "calibration" in held
+    return params is not None and "calibration" in _params(params)
 
 
 def crawl_estimate(connection: Connection) -> str:
@@ -190,8 +185,13 @@ def crawl_estimate(connection: Connection) -> str:
     return str(value) if value else "soft"
 
 
+def _params(stored: Any) -> dict[str, Any]:
+    """A model's params as read back: a dict (jsonb) or its JSON text."""
+    return stored if isinstance(stored, dict) else dict(json.loads(stored))
+
+
 def _stored(row: Any) -> StoredModel:
-    params = row.params if isinstance(row.params, dict) else json.loads(row.params)
+    params = _params(row.params)
     return StoredModel(
         row.model_id,
         row.created_at,
