@@ -53,6 +53,9 @@ def console_command(
     except OSError as exc:
         sock.close()
         raise ConfigError(f"cannot serve the console on {host}:{port}: {exc.strerror}") from exc
+    # listening before the URL is printed: a client that reads it and connects at once
+    # waits in the backlog until uvicorn accepts, instead of being refused (a test was)
+    sock.listen(socket.SOMAXCONN)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"console: http://{shown}:{bound}/#token={token}", err=True)
