@@ -15,7 +15,7 @@ from focuscrawl.classifier.process import BATCH, Classifier
 from focuscrawl.classifier.store import StoredModel
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
-from focuscrawl.topics.taxonomy import Tree
+from focuscrawl.topics.taxonomy import ROOT, Tree
 from focuscrawl.web.urls import oid_of
 
 __all__ = ["TruthScorer"]
@@ -38,6 +38,7 @@ class TruthScorer(Classifier):
         self.relevant = frozenset(oid_of(url) for url in relevant)
         self.relevant_list = sorted(relevant)
         self.oracle = oracle
+        self._paths: tuple[Tree, dict[str, int]] | None = None
 
     def score(
         self, stored: StoredModel, tree: Tree, connection: Connection, rows: list[Any]
@@ -45,10 +46,24 @@ class TruthScorer(Classifier):
         relevances: list[float | None] = [
             0.0 if r.oid in self.relevant else float("-inf") for r in rows
         ]
-        cids: list[int | None] = [
-            tree.find(self.labels[r.oid][0]) if r.oid in self.labels else None for r in rows
-        ]
-        return relevances, cids
+        return relevances, [self._leaf(tree, r.oid) for r in rows]
+
+    def _leaf(self, tree: Tree, oid: int) -> int | None:
+        """The page's true category when the tree has it; in a topic made from examples
+        (no corpus categories), the good leaf for a relevant page and the root else."""
+        categories = self.labels.get(oid)
+        if categories is None:
+            return None
+        if self._paths is None or self._paths[0] is not tree:
+            known = {tree.path(k): k for k in tree.nodes}
+            self._paths = (tree, known)
+        known = self._paths[1]
+        kcid = known.get(categories[0])
+        if kcid is not None:
+            return kcid
+        if oid in self.relevant:
+            return self.good_sets(tree)[1][0]
+        return ROOT
 
     def after_pass(self, connection: Connection, parents: list[Parent]) -> None:
         if self.oracle:

@@ -222,8 +222,8 @@ def test_a_topic_from_examples_needs_a_background_and_distant_seeds_are_not_rele
         corpus = write_corpus(tmp_path / "web")
         done = cli(
             "eval", "--corpus", str(corpus), "--topic", TOPIC, "--taxonomy", "examples",
-            "--strategies", "bfs,soft", "--seeds", "4", "--pages", "30", "--budgets", "1,2",
-            "--seed-distance", "2", "--out", str(out), env=env, timeout=600,
+            "--strategies", "bfs,soft,soft-perfect", "--seeds", "4", "--pages", "30",
+            "--budgets", "1,2", "--seed-distance", "2", "--out", str(out), env=env, timeout=600,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         topic = json.loads(out.read_text())["topics"][0]
@@ -237,5 +237,9 @@ def test_a_topic_from_examples_needs_a_background_and_distant_seeds_are_not_rele
             assert s["attempts"] == 60 and s["failed_attempts"] == 0
             assert 0 <= s["verdict_precision"] <= 1 and s["recall_2n"] >= s["recall"]
             assert s["selection_ms_per_page"] > 0  # the classifier scored its pages
+        # the yardstick scores by the truth in a tree without the corpus's categories
+        perfect = topic["strategies"]["soft-perfect"]
+        assert perfect["recall_2n"] > 0
+        assert perfect["verdict_precision"] == 1.0 and perfect["verdict_recall"] == 1.0
     finally:
         _drop_siblings(db_url)
