@@ -274,7 +274,10 @@ class Classifier:
             self._queued_examples = False
             with self.engine.begin() as connection:
                 parent = self.estimate != "apprentice"
-                learned = self.learner.learn(connection, self._tree, parent, self._link_model)
+                afresh = self.estimate != "paths"
+                learned = self.learner.learn(
+                    connection, self._tree, parent, self._link_model, afresh
+                )
             if learned is not None:
                 self.stats.link_models += 1
                 self._link_model = learned  # the newest version, not read back

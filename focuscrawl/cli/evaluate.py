@@ -260,6 +260,14 @@ def eval_command(
             "topic new makes one)."
         ),
     ] = "full",
+    background: Annotated[
+        str,
+        typer.Option(
+            help="--taxonomy examples: corpus, a background built from the corpus without "
+            "the topic's pages; shipped, the background topic new uses (without the topic's "
+            "own category): a topic on a web the background was not made from."
+        ),
+    ] = "corpus",
     seed_distance: Annotated[
         int,
         typer.Option(
@@ -298,6 +306,10 @@ def eval_command(
         raise ConfigError("--seed-distance must be 0 or more")
     if taxonomy not in ("full", "examples"):
         raise ConfigError(f"--taxonomy {taxonomy!r}: expected full or examples")
+    if background not in ("corpus", "shipped"):
+        raise ConfigError(f"--background {background!r}: expected corpus or shipped")
+    if background != "corpus" and taxonomy != "examples":
+        raise ConfigError("--background is for --taxonomy examples")
     chosen = parse_strategies(
         strategies or ("bfs,soft,oracle" if sweep else "bfs,unfocused,soft,hard")
     )
@@ -323,6 +335,7 @@ def eval_command(
         label_after=label_after,
         labels=labels,
         taxonomy=taxonomy,
+        background=background,
         seed_distance=seed_distance,
     )
     result = run_evaluation(ctx, corpus, options, ProgressLine(quiet=quiet))

@@ -45,7 +45,13 @@ from focuscrawl.evaluation.runs import (
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.summary import over_samples
 from focuscrawl.evaluation.truth import GroundTruth, link_graph, load_truth
-from focuscrawl.topics.background import ROOT, UserExample, build_background, topic_import
+from focuscrawl.topics.background import (
+    ROOT,
+    UserExample,
+    build_background,
+    load_background,
+    topic_import,
+)
 from focuscrawl.topics.taxonomy_import import from_corpus, web_links
 from focuscrawl.webbox import load_corpus
 
@@ -90,6 +96,9 @@ class EvalOptions:
     #: from its seed pages alone (topic new), in the shipped background's kind of tree
     #: built from the corpus without the topic's pages
     taxonomy: str = "full"
+    #: taxonomy "examples": "corpus", a background built from the corpus without the
+    #: topic's pages; "shipped", the one topic new uses (without the topic's own category)
+    background: str = "corpus"
     #: 0: the seeds are relevant pages (and, with taxonomy "examples", the examples);
     #: d > 0: the seeds are pages d links from the topic's nearest page, none relevant,
     #: and the examples a separate sample of relevant pages
@@ -158,7 +167,10 @@ def evaluate(
                 target.dispose()
         else:  # the topic from its seeds, in a background built without its pages
             progress(f"{topic}: a background without the topic's pages", 0, 0)
-            background = build_background(corpus, exclude=relevant)
+            if options.background == "shipped":  # as topic new on a web of the user's
+                background = load_background()
+            else:
+                background = build_background(corpus, exclude=relevant)
             if len(background) < 2:
                 raise CorpusError(
                     f"--taxonomy examples: {corpus.name}'s categories give a background of "
@@ -178,7 +190,8 @@ def evaluate(
                 target = sibling_database(engine, template)
                 try:
                     examples = _examples_of(corpus, pages_of_topic)
-                    made = topic_import(background, _short(topic), examples)
+                    own = ".".join(topic.split(".")[1:3])  # the topic's own, if shipped
+                    made = topic_import(background, _short(topic), examples, leave_out=[own])
                     prepare_database(target, made, f"{ROOT}.{_short(topic)}", calibrate=True)
                 finally:
                     target.dispose()
@@ -207,6 +220,8 @@ def evaluate(
         "seed": options.seed,
         "train_fraction": options.train_fraction,
         "seeds_per_topic": options.seeds,
+        "taxonomy": options.taxonomy,
+        "background": options.background if options.taxonomy == "examples" else None,
         "topics": results,
         "databases": databases,
         "seconds": round(time.perf_counter() - started, 1),

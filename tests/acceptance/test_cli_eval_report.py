@@ -241,5 +241,19 @@ def test_a_topic_from_examples_needs_a_background_and_distant_seeds_are_not_rele
         perfect = topic["strategies"]["soft-perfect"]
         assert perfect["recall_2n"] > 0
         assert perfect["verdict_precision"] == 1.0 and perfect["verdict_recall"] == 1.0
+
+        # the background topic new ships, as on a web it was not made from
+        wrong = cli("eval", "--corpus", str(corpus), "--background", "shipped", env=env)
+        assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1, wrong.stderr
+        assert "--taxonomy examples" in wrong.stderr
+        shipped = cli(
+            "eval", "--corpus", str(corpus), "--topic", TOPIC, "--taxonomy", "examples",
+            "--background", "shipped", "--strategies", "soft", "--seeds", "4", "--pages", "20",
+            "--quiet", "--out", str(out), env=env, timeout=600,
+        )  # fmt: skip
+        assert shipped.returncode == 0, shipped.stderr
+        result = json.loads(out.read_text())
+        assert (result["taxonomy"], result["background"]) == ("examples", "shipped")
+        assert result["topics"][0]["strategies"]["soft"]["attempts"] == 20
     finally:
         _drop_siblings(db_url)

@@ -264,7 +264,7 @@ def test_a_version_does_not_depend_on_the_order_the_queue_holds_its_examples(
                 "VALUES (%s, %s, %s, %s, %s, %s)",
                 order,
             )
-            model = LinkLearner().learn(connection, load_tree(connection))
+            model = LinkLearner().learn(connection, load_tree(connection), afresh=False)
             transaction.rollback()
         assert model is not None
         weights.append(model.weights)
@@ -305,3 +305,40 @@ def test_paths_teach_a_link_the_worth_of_the_relevant_page_beyond_it(
     got = _rows(engine, "SELECT url, src_relevance, label FROM link_example")
     assert sorted((url, round(r, 9)) for url, r, _ in got) == expected, (len(got), len(expected))
     assert all(label == pytest.approx(gamma * pages[w].r) for *_, label in got)
+
+
+def test_a_version_is_fitted_afresh_on_every_link_the_crawl_has_scored(
+    trained: sa.Engine, topics_web: WebBoxThread
+) -> None:
+    """Below REFIT_MOST examples a version learns from the bootstrap and every link
+    between scored pages, labelled with their relevance now (a rescore is heeded)."""
+    engine = trained
+    prepare_strategy(engine, Strategy.SOFT)
+    plan = CrawlPlan(Strategy.SOFT, "topics.sports", SEEDS, 60, topics_web.proxy, 2, 4, 0)
+    run_crawl(engine, plan, TRUTH)
+    newest = _link_model(engine)
+    assert newest.params["afresh"]  # the crawl's versions too
+
+    def fit(science_relevant: bool) -> LinkModel:
+        with engine.begin() as connection:
+            if science_relevant:  # every scored science page relevant, the rest not
+                connection.exec_driver_sql(
+                    "UPDATE doc SET relevance = CASE WHEN path ~ '^/(biology|chemistry)' "
+                    "THEN 0 ELSE -30 END WHERE oid IN (SELECT oid FROM doc_fetch "
+                    "WHERE model_id IS NOT NULL)"
+                )
+            tree = load_tree(connection)
+            taught = len(apprentice.bootstrap_examples(connection, tree))
+            taught += len(execute(connection, queries["crawl_link_examples"]).all())
+            connection.exec_driver_sql(  # enough queued for a version to be due
+                "INSERT INTO link_example (url, src_relevance, label) "
+                "SELECT 'http://x.example/' || n, 0.5, 0.5 FROM generate_series(1, 1000) n"
+            )
+            model = LinkLearner().learn(connection, tree)
+            assert model is not None and model.params["afresh"]
+            assert model.params["learned"] == taught
+            assert connection.exec_driver_sql("SELECT count(*) FROM link_example").scalar() == 0
+            return model
+
+    assert _ranking(fit(science_relevant=False)) > 0.9
+    assert _ranking(fit(science_relevant=True)) < 0.1
