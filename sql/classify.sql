@@ -164,6 +164,31 @@ JOIN doc_text AS t ON t.oid = c.oid AND t.bucket = c.bucket
 WHERE t.text <> ''
 ORDER BY c.relevance DESC, c.oid;
 
+-- self_training_negatives --
+-- The crawl's pages a calibrated topic learns are off it (self-training's other side):
+-- scored pages with text whose best leaf is not a good one, the ones least sure to be
+-- relevant first; pages that are examples left out. Each trains its best leaf, so the
+-- background learns what the web being crawled looks like off the topic.
+WITH examples AS MATERIALIZED (
+    SELECT DISTINCT url FROM example WHERE url IS NOT NULL
+), chosen AS MATERIALIZED (
+    SELECT f.oid, f.bucket, f.cid, f.title, d.relevance
+    FROM doc_fetch AS f
+    JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
+    JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
+    WHERE f.model_id IS NOT NULL AND f.cid IS NOT NULL
+      AND f.cid <> ALL(%(good_leaves)s::int[])
+      AND d.state = 2 AND d.relevance < %(max_relevance)s
+      AND doc_url(d.https, s.host, d.path) NOT IN (SELECT url FROM examples)
+    ORDER BY d.relevance, f.oid
+    LIMIT %(limit)s
+)
+SELECT c.cid AS kcid, coalesce(c.title, '') || E'\n' || t.text AS text
+FROM chosen AS c
+JOIN doc_text AS t ON t.oid = c.oid AND t.bucket = c.bucket
+WHERE t.text <> ''
+ORDER BY c.relevance, c.oid;
+
 -- scored_pages --
 -- How many fetched pages with text the classifiers have scored (self-training's clock).
 SELECT count(*) AS scored FROM doc_fetch WHERE model_id IS NOT NULL AND cid IS NOT NULL;

@@ -151,15 +151,26 @@ def test_a_calibrated_topic_self_trains_on_the_crawls_surest_pages(
     # every page was judged again by the newest model
     judged = rows("SELECT DISTINCT model_id FROM doc_fetch WHERE model_id IS NOT NULL")
     assert [r.model_id for r in judged] == [models[-1].model_id]
-    # what it learns from: sure pages of the good leaf, none of them an example
+    # what it learns from: sure pages of the good leaf and pages surely off the topic in
+    # their own leaves, none of them an example
     with engine.connect() as connection:
         tree = load_tree(connection)
         texts, labels = training_documents(connection)
         good_examples = sum(1 for k in labels if tree.find(GOOD) in k)
         chosen = store.self_training_pages(connection, tree, labels)
-    assert 0 < len(chosen) <= store.SELF_TRAIN_SHARE * good_examples
-    assert all(k == [tree.find(GOOD)] for _, k in chosen)
+    on = [text for text, k in chosen if k == [tree.find(GOOD)]]
+    off = [k for _, k in chosen if k != [tree.find(GOOD)]]
+    assert 0 < len(on) <= store.SELF_TRAIN_SHARE * good_examples
+    assert 0 < len(off) <= store.SELF_TRAIN_OFF_SHARE * good_examples
+    assert all(len(k) == 1 and not tree.is_good(k[0]) and tree.is_leaf(k[0]) for k in off)
     assert not {text for text, _ in chosen} & set(texts)
+    unsure = (
+        "SELECT count(*) FROM doc AS d JOIN doc_fetch AS f USING (oid) JOIN site AS s "
+        f"USING (sid) JOIN doc_text AS t USING (oid) WHERE f.cid <> {tree.find(GOOD)} "
+        f"AND d.relevance < ln({store.SELF_TRAIN_OFF_R}) AND d.state = 2 AND t.text <> '' "
+        "AND doc_url(d.https, s.host, d.path) NOT IN (SELECT url FROM example)"
+    )
+    assert len(off) == min(store.SELF_TRAIN_OFF_SHARE * good_examples, rows(unsure)[0][0])
     sure = (
         "SELECT count(*) FROM doc AS d JOIN doc_fetch AS f USING (oid) JOIN site AS s "
         f"USING (sid) WHERE f.cid = {tree.find(GOOD)} AND d.relevance >= ln({store.SELF_TRAIN_R})"
@@ -168,4 +179,4 @@ def test_a_calibrated_topic_self_trains_on_the_crawls_surest_pages(
     sure_examples = rows(f"{sure} AND {example}")[0][0]
     assert sure_examples > 0  # the seeds are examples: crawled, scored sure, left out
     not_examples = rows(f"{sure} AND NOT {example}")[0][0]
-    assert len(chosen) == min(store.SELF_TRAIN_SHARE * good_examples, not_examples)
+    assert len(on) == min(store.SELF_TRAIN_SHARE * good_examples, not_examples)
