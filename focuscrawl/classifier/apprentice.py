@@ -7,7 +7,10 @@ the hashed features, fitted by stochastic gradient descent (scikit-learn's
 
 * **Before the crawl** (``bootstrap``): the links between example pages, each labelled
   by whether its target example lies in a good category, the source's class being the
-  source example's category. Five passes.
+  source example's category; and a *host lesson* for every example with a URL: a link
+  with no words to the example's host, labelled likewise (a site with a good page is
+  likely to have more: the learner starts with the examples' sites, and the crawl's
+  own links outweigh those few lessons as it goes). Five passes.
 * **During the crawl** (``LinkLearner.learn``): when the classifier scores pages, every
   link that pointed to them from a scored page is queued as an example, labelled with
   the page's relevance R (a soft label: weight R as relevant, 1 - R as not;
@@ -147,7 +150,8 @@ class _Sgd:
 
 
 def bootstrap_examples(connection: Connection, tree: Tree) -> list[Example]:
-    """The links between example pages, labelled by the good marks."""
+    """The links between example pages, labelled by the good marks; and a host lesson
+    for each example with a URL: a link to its host (no words), labelled likewise."""
     kcids: dict[str, list[int]] = {}
     for row in execute(connection, queries["example_kcids"]):
         kcids.setdefault(row.url, []).append(row.kcid)
@@ -162,6 +166,12 @@ def bootstrap_examples(connection: Connection, tree: Tree) -> list[Example]:
         _, host, path = split_url(url)
         parts = LinkParts(row.anchor, row.context, host, path, src[0], src_good)
         examples.append(Example(parts, good))
+    for url, categories in kcids.items():  # the host lessons
+        if not url.startswith(("http://", "https://")):
+            continue  # an example read from a file
+        _, host, _ = split_url(url)
+        good = float(any(tree.is_good(k) for k in categories))
+        examples.append(Example(LinkParts(None, None, host, ""), good))
     return examples
 
 

@@ -4,6 +4,7 @@ and when parents are scored, each recording its version."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from typing import Any
@@ -342,3 +343,31 @@ def test_a_version_is_fitted_afresh_on_every_link_the_crawl_has_scored(
 
     assert _ranking(fit(science_relevant=False)) > 0.9
     assert _ranking(fit(science_relevant=True)) < 0.1
+
+
+def test_the_examples_sites_teach_the_first_version(engine: sa.Engine, topics_dir: Path) -> None:
+    """With no links between the examples, the first version learns their hosts: a
+    wordless link to each example's host, labelled by whether the example is good."""
+    data = from_corpus(topics_dir, 0.5, seed=1)
+    data.examples[:] = [dataclasses.replace(e, links=()) for e in data.examples]
+    store_import(engine, data)
+    set_good(engine, ["topics.sports"], True)
+    train_model(engine)
+    with engine.connect() as connection:
+        tree = load_tree(connection)
+        lessons = apprentice.bootstrap_examples(connection, tree)
+    urls = {e.url: e.kcid for e in data.examples if e.url}
+    assert len(lessons) == len(urls)  # no link between examples: host lessons alone
+    assert all(e.parts.anchor is None and e.parts.path == "" for e in lessons)
+    taught = sorted((e.parts.host, e.label) for e in lessons)
+    assert taught == sorted(
+        (split_url(url)[1], float(tree.is_good(kcid))) for url, kcid in urls.items()
+    )
+
+    model = _link_model(engine)
+
+    def estimate(host: str) -> float:
+        return float(model.estimates([LinkParts(None, None, host, "/x")])[0])
+
+    assert estimate("sports.topics.example") > estimate("portal.topics.example")
+    assert estimate("portal.topics.example") > estimate("science.topics.example")
