@@ -139,55 +139,37 @@ FROM model AS m
 WHERE m.model_id IN (SELECT DISTINCT model_id FROM doc_class);
 
 -- self_training_pages --
--- The crawl's pages a calibrated topic learns from besides its examples (self-training):
--- scored pages with text, their best leaf a good one, at least %(min_relevance)s sure
--- to be relevant (log R'), the surest first; pages that are examples (the user's, or
--- labelled) left out.
+-- The crawl's pages a calibrated topic learns from besides its examples (self-training),
+-- each in its best leaf: up to %(limit_on)s scored pages whose best leaf is a good one,
+-- at least %(min_relevance)s sure to be relevant (log R'), the surest first; and up to
+-- %(limit_off)s whose best leaf is not, below %(max_relevance)s, the least sure first (the
+-- background learns what the crawled web looks like off the topic). Pages with text
+-- only; pages that are examples (the user's, or labelled) left out.
 -- (The text is read by key after the choice: on a Citus cluster it lies in doc_text's
 -- shards.)
 WITH examples AS MATERIALIZED (
     SELECT DISTINCT url FROM example WHERE url IS NOT NULL
-), chosen AS MATERIALIZED (
-    SELECT f.oid, f.bucket, f.cid, f.title, d.relevance
+), scored AS MATERIALIZED (
+    SELECT f.oid, f.bucket, f.cid, f.title, d.relevance,
+           f.cid = ANY(%(good_leaves)s::int[]) AS good
     FROM doc_fetch AS f
     JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
     JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
-    WHERE f.model_id IS NOT NULL AND f.cid = ANY(%(good_leaves)s::int[])
-      AND d.state = 2 AND d.relevance >= %(min_relevance)s
+    WHERE f.model_id IS NOT NULL AND f.cid IS NOT NULL AND d.state = 2
+      AND CASE WHEN f.cid = ANY(%(good_leaves)s::int[])
+               THEN d.relevance >= %(min_relevance)s
+               ELSE d.relevance < %(max_relevance)s END
       AND doc_url(d.https, s.host, d.path) NOT IN (SELECT url FROM examples)
-    ORDER BY d.relevance DESC, f.oid
-    LIMIT %(limit)s
+), chosen AS MATERIALIZED (
+    (SELECT * FROM scored WHERE good ORDER BY relevance DESC, oid LIMIT %(limit_on)s)
+    UNION ALL
+    (SELECT * FROM scored WHERE NOT good ORDER BY relevance, oid LIMIT %(limit_off)s)
 )
 SELECT c.cid AS kcid, coalesce(c.title, '') || E'\n' || t.text AS text
 FROM chosen AS c
 JOIN doc_text AS t ON t.oid = c.oid AND t.bucket = c.bucket
 WHERE t.text <> ''
-ORDER BY c.relevance DESC, c.oid;
-
--- self_training_negatives --
--- The crawl's pages a calibrated topic learns are off it (self-training's other side):
--- scored pages with text whose best leaf is not a good one, the ones least sure to be
--- relevant first; pages that are examples left out. Each trains its best leaf, so the
--- background learns what the web being crawled looks like off the topic.
-WITH examples AS MATERIALIZED (
-    SELECT DISTINCT url FROM example WHERE url IS NOT NULL
-), chosen AS MATERIALIZED (
-    SELECT f.oid, f.bucket, f.cid, f.title, d.relevance
-    FROM doc_fetch AS f
-    JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
-    JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
-    WHERE f.model_id IS NOT NULL AND f.cid IS NOT NULL
-      AND f.cid <> ALL(%(good_leaves)s::int[])
-      AND d.state = 2 AND d.relevance < %(max_relevance)s
-      AND doc_url(d.https, s.host, d.path) NOT IN (SELECT url FROM examples)
-    ORDER BY d.relevance, f.oid
-    LIMIT %(limit)s
-)
-SELECT c.cid AS kcid, coalesce(c.title, '') || E'\n' || t.text AS text
-FROM chosen AS c
-JOIN doc_text AS t ON t.oid = c.oid AND t.bucket = c.bucket
-WHERE t.text <> ''
-ORDER BY c.relevance, c.oid;
+ORDER BY c.good DESC, CASE WHEN c.good THEN -c.relevance ELSE c.relevance END, c.oid;
 
 -- scored_pages --
 -- How many fetched pages with text the classifiers have scored (self-training's clock).

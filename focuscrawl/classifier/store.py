@@ -170,15 +170,11 @@ def self_training_pages(
     params = {
         "good_leaves": good_leaves,
         "min_relevance": math.log(SELF_TRAIN_R),
-        "limit": SELF_TRAIN_SHARE * good_examples,
-    }
-    rows = list(execute(connection, queries["self_training_pages"], params).all())
-    negative = {
-        "good_leaves": good_leaves,
+        "limit_on": SELF_TRAIN_SHARE * good_examples,
         "max_relevance": math.log(SELF_TRAIN_OFF_R),
-        "limit": SELF_TRAIN_OFF_SHARE * good_examples,
+        "limit_off": SELF_TRAIN_OFF_SHARE * good_examples,
     }
-    rows += execute(connection, queries["self_training_negatives"], negative).all()
+    rows = execute(connection, queries["self_training_pages"], params).all()
     return [(row.text, [int(row.kcid)]) for row in rows]
 
 
