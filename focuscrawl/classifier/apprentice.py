@@ -44,7 +44,7 @@ from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
 from focuscrawl.topics.linkmodel import FEATURE_BITS, LinkModel, LinkParts, features_of
 from focuscrawl.topics.taxonomy import Tree
-from focuscrawl.web.urls import split_url
+from focuscrawl.web.urls import host_of, split_url
 
 __all__ = [
     "RETRAIN_MIN",
@@ -169,9 +169,8 @@ def bootstrap_examples(connection: Connection, tree: Tree) -> list[Example]:
     for url, categories in kcids.items():  # the host lessons
         if not url.startswith(("http://", "https://")):
             continue  # an example read from a file
-        _, host, _ = split_url(url)
         good = float(any(tree.is_good(k) for k in categories))
-        examples.append(Example(LinkParts(None, None, host, ""), good))
+        examples.append(Example(LinkParts(None, None, host_of(url), ""), good))
     return examples
 
 
@@ -201,10 +200,10 @@ def train_link_model(
     """A first version from the example links (and, with ``with_crawl``, every link
     between scored pages of the crawl so far, after the good marks changed); None when
     there is nothing relevant to learn from."""
-    examples = bootstrap_examples(connection, tree)
     if with_crawl:
-        examples += _crawl_examples(connection)
-        execute(connection, queries["clear_link_examples"])
+        examples = _all_examples(connection, tree)
+    else:
+        examples = bootstrap_examples(connection, tree)
     if not examples or not any(e.label > 0.5 for e in examples):
         return None
     return _fit_afresh(connection, tree, examples, parent, {"bootstrap": len(examples)})
@@ -223,11 +222,14 @@ def _fit_afresh(
     return _save(connection, learner.model(parent, classes), tree, len(examples), extra)
 
 
-def _crawl_examples(connection: Connection) -> list[Example]:
-    """Every link between two scored pages, labelled with its target's relevance now,
-    in an order of their own (see ``LinkLearner.learn``)."""
+def _all_examples(connection: Connection, tree: Tree) -> list[Example]:
+    """What a version fitted afresh learns: the bootstrap, and every link between two
+    scored pages labelled with its target's relevance now (in an order of their own, see
+    ``LinkLearner.learn``); the queue, which they include, is emptied."""
     rows = execute(connection, queries["crawl_link_examples"])
-    return sorted((Example(_parts(r), float(r.label)) for r in rows), key=_example_key)
+    crawl = sorted((Example(_parts(r), float(r.label)) for r in rows), key=_example_key)
+    execute(connection, queries["clear_link_examples"])
+    return bootstrap_examples(connection, tree) + crawl
 
 
 def newest_link_model(connection: Connection) -> LinkModel | None:
@@ -292,8 +294,7 @@ class LinkLearner:
         if newest is not None:
             parent = newest.parent
         if afresh and learned + queue.queued < REFIT_MOST:
-            execute(connection, queries["clear_link_examples"])
-            examples = bootstrap_examples(connection, tree) + _crawl_examples(connection)
+            examples = _all_examples(connection, tree)
             self.versions += 1
             previous = None if newest is None else newest.model_id
             bootstrap = 0 if newest is None else newest.params.get("bootstrap", 0)
