@@ -185,19 +185,20 @@ ORDER BY e.url, el.url, t.kcid;
 SELECT url, kcid FROM example WHERE url IS NOT NULL ORDER BY url, kcid;
 
 -- crawl_link_examples --
--- Every link between two scored pages, as queue_link_examples makes them (for training
--- the learner afresh after the good marks changed).
+-- Every link between two scored pages, as queue_link_examples makes them, with its
+-- source and target (for training the learner afresh: a version below REFIT_MOST
+-- examples, and classify rescore after the good marks changed).
 -- (The links from scored pages are read first, as an intermediate result: on a Citus
 -- cluster a link's target lies in another shard.)
 WITH l AS MATERIALIZED (
-    SELECT l.anchor, l.context, l.oid_dst, sf.cid AS src_cid,
+    SELECT l.oid_src, l.anchor, l.context, l.oid_dst, sf.cid AS src_cid,
            exp(greatest(src.relevance, -700)) AS src_relevance
     FROM link AS l
     JOIN doc_fetch AS sf ON sf.oid = l.oid_src AND sf.bucket = l.bucket
     JOIN doc AS src ON src.oid = l.oid_src AND src.bucket = l.bucket
     WHERE l.oid_src <> l.oid_dst AND sf.model_id IS NOT NULL AND sf.cid IS NOT NULL
 )
-SELECT l.anchor, l.context, doc_url(t.https, ts.host, t.path) AS url, l.src_cid,
+SELECT l.oid_src, l.oid_dst, l.anchor, l.context, ts.host, t.path, l.src_cid,
        l.src_relevance, exp(greatest(t.relevance, -700)) AS label
 FROM l
 JOIN doc AS t ON t.oid = l.oid_dst AND t.bucket = oid_bucket(l.oid_dst)

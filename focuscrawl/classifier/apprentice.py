@@ -16,12 +16,13 @@ the hashed features, fitted by stochastic gradient descent (scikit-learn's
   the page's relevance R (a soft label: weight R as relevant, 1 - R as not;
   ``link_example``). Once the queue holds ``RETRAIN_SHARE`` of what the model has
   learned (and at least ``RETRAIN_MIN``), one classifier (an advisory lock picks it)
-  takes the queue and stores the next version: while the crawl has taught fewer than
-  ``REFIT_MOST`` examples, fitted afresh (five passes) on the bootstrap and every link
-  between scored pages, labelled with their pages' relevance now (so a version learns
-  from all the crawl has seen, and from relevance rescored since); past that, one pass
-  over the queue from the newest version. Crawlers and classifiers switch to the
-  newest version.
+  takes the queue and stores the next version: one pass over the queue from the newest
+  version; or, while the crawl has taught fewer than ``REFIT_MOST`` examples, fitted
+  afresh (five passes) on the bootstrap and every link between scored pages, labelled
+  with their pages' relevance now (so a version learns from all the crawl has seen, and
+  from relevance rescored since), when the page classifier has changed since the last
+  version fitted afresh or the lessons have grown ``AFRESH_GROWTH`` times. Crawlers
+  and classifiers switch to the newest version.
 
 A graph simulation over Wikispeedia's 46 topics chose the learner: naive Bayes (the
 paper's) reached a mean harvest 0.567, logistic regression refitted on every example
@@ -33,7 +34,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,16 @@ from sqlalchemy.engine import Connection
 
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
-from focuscrawl.topics.linkmodel import FEATURE_BITS, LinkModel, LinkParts, features_of
+from focuscrawl.topics.linkmodel import (
+    FEATURE_BITS,
+    Ids,
+    LinkModel,
+    LinkParts,
+    features_of,
+    own_features,
+    relevance_bucket,
+    source_features,
+)
 from focuscrawl.topics.taxonomy import Tree
 from focuscrawl.web.urls import host_of, split_url
 
@@ -65,6 +75,11 @@ RETRAIN_SHARE = 0.1
 #: from ten examples, mean relevant per attempt 0.453 with one pass on the queue, 0.471
 #: afresh); past it, one pass on the queue (the crawl's links are too many to read again)
 REFIT_MOST = 100_000
+#: and only when its labels may have changed (the page classifier is not the one the last
+#: version fitted afresh saw) or the lessons have grown this many times since: between,
+#: one pass on the queue (a 1.25x growth refitted afresh each time had doubled the
+#: classifier's CPU on a 4,000-page Wikispeedia crawl)
+AFRESH_GROWTH = 2.0
 KEEP_WEIGHTS = 5  # versions whose weights are kept
 
 
@@ -94,17 +109,75 @@ def _example_key(example: Example) -> tuple[Any, ...]:
     )
 
 
-def _matrix(examples: Sequence[Example], parent: bool) -> tuple[sparse.csr_matrix, Any, Any]:
-    """The examples as binary rows, each twice: as relevant (weight R) and as not
+@dataclass
+class _Lessons:
+    """Examples as the learner reads them: each one's hashed features and its label."""
+
+    features: list[Ids] = field(default_factory=list)
+    labels: list[float] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, examples: Sequence[Example], parent: bool) -> _Lessons:
+        return cls([features_of(e.parts, parent) for e in examples], [e.label for e in examples])
+
+    def __add__(self, other: _Lessons) -> _Lessons:
+        return _Lessons(self.features + other.features, self.labels + other.labels)
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+class _CrawlLinks:
+    """The features of the links between scored pages, kept by one learner between the
+    versions it fits afresh: a link's words and target never change and its source's
+    class and relevance bucket seldom do, so each version hashes only the links new
+    since the last (hashing every link again, each version, had doubled the
+    classifier's CPU on a 4,000-page crawl)."""
+
+    MOST = 2 * REFIT_MOST  # links kept (no version is fitted afresh past REFIT_MOST)
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[Any, ...], Ids] = {}
+
+    def lessons(self, rows: Iterable[Any], parent: bool) -> _Lessons:
+        """``crawl_link_examples``' rows as lessons, in the order of their links (source,
+        then target: a link between two pages is one row), whatever order they came in."""
+        if len(self._known) > self.MOST:
+            self._known.clear()
+        known = self._known
+        features: list[Ids] = []
+        labels: list[float] = []
+        sources: list[int] = []
+        targets: list[int] = []
+        for row in rows:
+            relevance = row.src_relevance
+            bucket = -1 if relevance is None or not parent else relevance_bucket(relevance)
+            key = (row.oid_src, row.oid_dst, row.anchor, row.context, row.src_cid, bucket)
+            ids = known.get(key)
+            if ids is None:
+                parts = LinkParts(row.anchor, row.context, row.host, row.path)
+                own = own_features(parts)
+                ids = np.concatenate((own, source_features(row.src_cid, relevance, parent)))
+                known[key] = ids
+            features.append(ids)
+            labels.append(float(row.label))
+            sources.append(row.oid_src)
+            targets.append(row.oid_dst)
+        order = np.lexsort((np.asarray(targets, dtype=np.int64), np.asarray(sources)))
+        return _Lessons([features[i] for i in order], [labels[i] for i in order])
+
+
+def _matrix(lessons: _Lessons) -> tuple[sparse.csr_matrix, Any, Any]:
+    """The lessons as binary rows, each twice: as relevant (weight R) and as not
     (weight 1 - R)."""
-    features = [features_of(e.parts, parent) for e in examples]
-    sizes = [len(f) for f in features]
+    features = lessons.features
+    sizes = np.fromiter((len(f) for f in features), dtype=np.int64, count=len(features))
     indptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     indices = np.concatenate(features) if features else np.zeros(0, dtype=np.int64)
     rows = sparse.csr_matrix(
-        (np.ones(len(indices)), indices, indptr), shape=(len(examples), 1 << FEATURE_BITS)
+        (np.ones(len(indices)), indices, indptr), shape=(len(features), 1 << FEATURE_BITS)
     )
-    labels = np.asarray([min(max(e.label, 0.0), 1.0) for e in examples])
+    labels = np.clip(np.asarray(lessons.labels, dtype=np.float64), 0.0, 1.0)
     matrix = sparse.vstack([rows, rows]).tocsr()
     targets = np.concatenate([np.ones(len(labels)), np.zeros(len(labels))])
     weights = np.concatenate([labels, 1.0 - labels]) + 1e-9
@@ -127,12 +200,10 @@ class _Sgd:
             self.sgd.classes_ = np.asarray([0.0, 1.0])
             self.sgd.n_features_in_ = 1 << FEATURE_BITS
 
-    def partial_fit(
-        self, examples: Sequence[Example], parent: bool, seed: int, epochs: int = 1
-    ) -> None:
-        """``epochs`` passes over the examples, each in an order of its own (seeds
+    def partial_fit(self, lessons: _Lessons, seed: int, epochs: int = 1) -> None:
+        """``epochs`` passes over the lessons, each in an order of its own (seeds
         ``seed``, ``seed + 1``, ...)."""
-        matrix, targets, weights = _matrix(examples, parent)
+        matrix, targets, weights = _matrix(lessons)
         for epoch in range(epochs):
             order = np.random.default_rng(seed + epoch).permutation(len(targets))
             self.sgd.partial_fit(
@@ -201,35 +272,46 @@ def train_link_model(
     between scored pages of the crawl so far, after the good marks changed); None when
     there is nothing relevant to learn from."""
     if with_crawl:
-        examples = _all_examples(connection, tree)
+        lessons = _all_lessons(connection, tree, parent, _CrawlLinks())
     else:
-        examples = bootstrap_examples(connection, tree)
-    if not examples or not any(e.label > 0.5 for e in examples):
+        lessons = _Lessons.of(bootstrap_examples(connection, tree), parent)
+    if not lessons or not any(label > 0.5 for label in lessons.labels):
         return None
-    return _fit_afresh(connection, tree, examples, parent, {"bootstrap": len(examples)})
+    return _fit_afresh(connection, tree, lessons, parent, {"bootstrap": len(lessons)})
 
 
 def _fit_afresh(
     connection: Connection,
     tree: Tree,
-    examples: list[Example],
+    lessons: _Lessons,
     parent: bool,
     extra: dict[str, Any],
 ) -> LinkModel:
     learner = _Sgd()
-    learner.partial_fit(examples, parent, seed=0, epochs=BOOTSTRAP_EPOCHS)
+    learner.partial_fit(lessons, seed=0, epochs=BOOTSTRAP_EPOCHS)
     classes = [k for k in tree.nodes if k != 0]
-    return _save(connection, learner.model(parent, classes), tree, len(examples), extra)
+    page_model = execute(connection, queries["newest_model_id"]).scalar()
+    extra = {**extra, "afresh_at": len(lessons), "page_model": page_model}
+    return _save(connection, learner.model(parent, classes), tree, len(lessons), extra)
 
 
-def _all_examples(connection: Connection, tree: Tree) -> list[Example]:
+def _afresh_due(connection: Connection, params: dict[str, Any], lessons: int) -> bool:
+    """Whether the next version is fitted afresh (``AFRESH_GROWTH``), given the newest
+    version's parameters and the lessons it would learn."""
+    if "afresh_at" not in params:
+        return True
+    if lessons >= AFRESH_GROWTH * int(params["afresh_at"]):
+        return True
+    return execute(connection, queries["newest_model_id"]).scalar() != params.get("page_model")
+
+
+def _all_lessons(connection: Connection, tree: Tree, parent: bool, links: _CrawlLinks) -> _Lessons:
     """What a version fitted afresh learns: the bootstrap, and every link between two
     scored pages labelled with its target's relevance now (in an order of their own, see
     ``LinkLearner.learn``); the queue, which they include, is emptied."""
-    rows = execute(connection, queries["crawl_link_examples"])
-    crawl = sorted((Example(_parts(r), float(r.label)) for r in rows), key=_example_key)
+    crawl = links.lessons(execute(connection, queries["crawl_link_examples"]), parent)
     execute(connection, queries["clear_link_examples"])
-    return bootstrap_examples(connection, tree) + crawl
+    return _Lessons.of(bootstrap_examples(connection, tree), parent) + crawl
 
 
 def newest_link_model(connection: Connection) -> LinkModel | None:
@@ -258,6 +340,7 @@ class LinkLearner:
 
     def __init__(self) -> None:
         self.versions = 0  # stored by this process
+        self._links = _CrawlLinks()
 
     @staticmethod
     def warm_up() -> None:
@@ -293,13 +376,16 @@ class LinkLearner:
         newest = _newest(connection, known)  # checked after the lock: the one to learn on
         if newest is not None:
             parent = newest.parent
-        if afresh and learned + queue.queued < REFIT_MOST:
-            examples = _all_examples(connection, tree)
+        due = learned + queue.queued < REFIT_MOST and _afresh_due(
+            connection, params, learned + queue.queued
+        )
+        if afresh and due:
+            lessons = _all_lessons(connection, tree, parent, self._links)
             self.versions += 1
             previous = None if newest is None else newest.model_id
             bootstrap = 0 if newest is None else newest.params.get("bootstrap", 0)
             extra: dict[str, Any] = {"bootstrap": bootstrap, "previous": previous, "afresh": True}
-            return _fit_afresh(connection, tree, examples, parent, extra)
+            return _fit_afresh(connection, tree, lessons, parent, extra)
         examples = [
             Example(_parts(r), float(r.label))
             for r in execute(connection, queries["take_link_examples"])
@@ -312,14 +398,16 @@ class LinkLearner:
         examples.sort(key=_example_key)
         if newest is None:
             learner = _Sgd()
-            learner.partial_fit(examples, parent, seed=0, epochs=BOOTSTRAP_EPOCHS)
+            learner.partial_fit(_Lessons.of(examples, parent), seed=0, epochs=BOOTSTRAP_EPOCHS)
             classes = [k for k in tree.nodes if k != 0]
             extra = {"bootstrap": 0, "previous": None}
         else:
             learner = _Sgd(newest, float(newest.params.get("steps", 0.0)))
-            learner.partial_fit(examples, parent, seed=newest.model_id)
+            learner.partial_fit(_Lessons.of(examples, parent), seed=newest.model_id)
             classes = newest.params.get("classes", [])
-            extra = {"bootstrap": newest.params.get("bootstrap", 0), "previous": newest.model_id}
+            due_by = ("afresh_at", "page_model")  # what the next afresh fit is due by
+            extra = {k: newest.params[k] for k in due_by if k in newest.params}
+            extra.update(bootstrap=newest.params.get("bootstrap", 0), previous=newest.model_id)
         model = learner.model(parent, classes)
         self.versions += 1
         return _save(connection, model, tree, learned + len(examples), extra)

@@ -52,7 +52,9 @@ __all__ = [
     "context_text",
     "features_of",
     "log_sigmoid",
+    "own_features",
     "relevance_bucket",
+    "source_features",
     "words",
 ]
 
@@ -191,6 +193,17 @@ def _ids(parts: LinkParts, parent: bool) -> list[int]:
 def relevance_bucket(relevance: float) -> int:
     """The bucket of a relevance R in [0, 1]."""
     return min(max(int(relevance * RELEVANCE_BUCKETS), 0), RELEVANCE_BUCKETS - 1)
+
+
+def own_features(parts: LinkParts) -> Ids:
+    """The hashed features of a link's own words and target (what ``features_of`` gives
+    of an unscored source)."""
+    return np.asarray(_own_ids(parts), dtype=np.int64)
+
+
+def source_features(src_cid: int | None, src_relevance: float | None, parent: bool) -> Ids:
+    """The hashed features of a link's scored source (the rest of ``features_of``)."""
+    return np.asarray(_source_ids(src_cid, src_relevance, parent), dtype=np.int64)
 
 
 def features_of(parts: LinkParts, parent: bool = True) -> Ids:

@@ -331,10 +331,7 @@ def test_a_version_is_fitted_afresh_on_every_link_the_crawl_has_scored(
             tree = load_tree(connection)
             taught = len(apprentice.bootstrap_examples(connection, tree))
             taught += len(execute(connection, queries["crawl_link_examples"]).all())
-            connection.exec_driver_sql(  # enough queued for a version to be due
-                "INSERT INTO link_example (url, src_relevance, label) "
-                "SELECT 'http://x.example/' || n, 0.5, 0.5 FROM generate_series(1, 1000) n"
-            )
+            _queue(connection, 2 * taught)  # enough for a version fitted afresh to be due
             model = LinkLearner().learn(connection, tree)
             assert model is not None and model.params["afresh"]
             assert model.params["learned"] == taught
@@ -343,6 +340,48 @@ def test_a_version_is_fitted_afresh_on_every_link_the_crawl_has_scored(
 
     assert _ranking(fit(science_relevant=False)) > 0.9
     assert _ranking(fit(science_relevant=True)) < 0.1
+
+
+def _queue(connection: sa.Connection, examples: int) -> None:
+    """Queue that many examples (of no link the crawl has: a version fitted afresh,
+    which reads the crawl's links, does not learn them)."""
+    connection.exec_driver_sql(
+        "INSERT INTO link_example (url, src_relevance, label) "
+        f"SELECT 'http://x.example/' || n, 0.5, 0.5 FROM generate_series(1, {examples}) n"
+    )
+
+
+def test_a_version_is_fitted_afresh_when_its_labels_may_have_changed(
+    trained: sa.Engine, topics_web: WebBoxThread
+) -> None:
+    """Between two page classifiers a version is fitted afresh only once the lessons have
+    doubled since the last one was (AFRESH_GROWTH); otherwise it learns the queue in one
+    pass. A new page classifier (new labels) makes the next version afresh."""
+    engine = trained
+    prepare_strategy(engine, Strategy.SOFT)
+    plan = CrawlPlan(Strategy.SOFT, "topics.sports", SEEDS, 60, topics_web.proxy, 2, 4, 0)
+    run_crawl(engine, plan, TRUTH)
+
+    def version(queued: int) -> LinkModel:
+        with engine.begin() as connection:
+            _queue(connection, queued)
+            model = LinkLearner().learn(connection, load_tree(connection))
+        assert model is not None
+        return model
+
+    doubled = version(2 * int(_link_model(engine).params["afresh_at"]))
+    assert doubled.params["afresh"]
+    lessons = doubled.params["afresh_at"]
+    assert doubled.params["learned"] == lessons
+    online = version(max(apprentice.RETRAIN_MIN, lessons // 5))
+    assert "afresh" not in online.params
+    assert online.params["learned"] == lessons + max(apprentice.RETRAIN_MIN, lessons // 5)
+    assert online.params["afresh_at"] == lessons  # what the next afresh fit is due by
+    train_model(engine)  # a new page classifier
+    relabelled = version(apprentice.RETRAIN_MIN + online.params["learned"] // 5)
+    assert relabelled.params["afresh"]
+    assert relabelled.params["learned"] == lessons  # every link again, the queue not
+    assert relabelled.params["page_model"] != online.params["page_model"]
 
 
 def test_the_examples_sites_teach_the_first_version(engine: sa.Engine, topics_dir: Path) -> None:
