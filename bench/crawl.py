@@ -3,6 +3,7 @@
     python bench/crawl.py [--pages 100000] [--hosts 2000] [--fetch 30000] [--threads 32]
                           [--processes 1] [--classify [--corpus-home DIR] [--max-backlog N]
                           [--mode soft|soft-1999]] [--database-url URL | --citus]
+                          [--no-limit]
 
 Serves a synthetic web from a web-in-a-box subprocess, crawls it breadth-first with
 ``focuscrawl crawl run`` processes against a throw-away embedded PostgreSQL (or an empty
@@ -10,7 +11,9 @@ database on this machine, ``--database-url``: one with pg_stat_statements shows 
 the server's time goes; CONTRIBUTING says how), host delay 0 as the webbox allows, and
 prints pages/s, links stored/s, the storage per row, the frontier index's size per
 unvisited URL as the crawl leaves it, and the CPU seconds each part used (crawlers,
-classifier, PostgreSQL, web-in-a-box).
+classifier, PostgreSQL, web-in-a-box). First, on the same web from the same seeds, the
+limit (``bench/limit.py``: a bare client that stores nothing; ``--no-limit`` skips it),
+and the crawl's rate as a share of it.
 With ``--classify`` the crawl is soft-focused and a ``focuscrawl classify run``
 process runs beside the crawlers, with the Wikispeedia taxonomy (the generated web's
 topics come from it) trained on a 30% sample and subject.Science marked good; the
@@ -50,6 +53,8 @@ from _common import (
     server_pid,
     write_results,
 )
+from limit import check_installed, ratio
+from limit import measure as measure_limit
 
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
@@ -78,12 +83,14 @@ def run_crawl(
     max_backlog: int | None = None,
     database_url: str | None = None,
     focus: str = "soft",
+    limit: bool = True,
 ) -> dict[str, Any]:
     """Crawl ``fetch`` pages of a synthetic web with focuscrawl; return the measurements.
 
     ``classify_with``: a focuscrawl home holding the wikispeedia corpus; crawl soft with
     a classifier process running; ``max_backlog``: the crawlers' ``--max-backlog``;
-    ``database_url``: an empty database to crawl into instead of a throw-away server.
+    ``database_url``: an empty database to crawl into instead of a throw-away server;
+    ``limit``: first measure bench/limit.py's bare client on the same web and seeds.
     """
     web = SyntheticCorpus(SyntheticParams(pages=pages, hosts=hosts, seed=1))
     with (
@@ -95,8 +102,10 @@ def run_crawl(
         generate = ["webbox", "generate", "--pages", str(pages), "--hosts", str(hosts)]
         subprocess.run([*cli, *generate, "--seed", "1"], check=True, capture_output=True)
         server, proxy = start_server_process(home, "synthetic", "--no-faults")
+        seeds = [web.url(p) for p in range(0, pages, pages // 50)]
+        bare = measure_limit(proxy, server.pid, seeds, fetch) if limit else {}
         with engine.begin() as connection:
-            add_seeds(connection, [web.url(p) for p in range(0, pages, pages // 50)])
+            add_seeds(connection, seeds)
         url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
         mode = focus if classify_with else "bfs"
         run = ["crawl", "run", "--mode", mode, "--proxy", proxy, "--host-delay", "0", "--quiet"]
@@ -155,6 +164,9 @@ def run_crawl(
             "end_to_end_pages_per_s": round(fetched / end_to_end, 1),
         }
     cpu = meter.seconds()
+    if bare:
+        rate = extra.get("end_to_end_pages_per_s", fetched / elapsed)
+        extra.update(limit=bare, ratio_to_limit=ratio(rate, bare))
     return {
         **extra,
         **sizes,
@@ -276,7 +288,12 @@ def main() -> None:
     parser.add_argument(
         "--citus", action="store_true", help="crawl into a local Citus cluster, distributed"
     )
+    parser.add_argument(
+        "--no-limit", action="store_true", help="skip bench/limit.py's bare client first"
+    )
     args = parser.parse_args()
+    if not args.no_limit:
+        check_installed()
     with contextlib.ExitStack() as stack:
         if args.citus:
             args.database_url = stack.enter_context(citus_cluster())
@@ -295,6 +312,7 @@ def _run(args: argparse.Namespace) -> None:
         args.max_backlog if args.classify else None,
         args.database_url,
         args.mode,
+        not args.no_limit,
     )
     fetched, docs, links = result["fetched"], result["doc_rows"], result["link_rows"]
     elapsed = result["seconds"]
@@ -321,6 +339,13 @@ def _run(args: argparse.Namespace) -> None:
             f"{result['classifier_backlog_when_crawl_ended']:,}; all scored after "
             f"{result['end_to_end_seconds']} s: {result['end_to_end_pages_per_s']} pages/s "
             "end to end"
+        )
+    if "limit" in result:
+        bare = result["limit"]
+        rate = "end to end" if args.classify else "pages/s"
+        print(
+            f"the limit on the same web (bench/limit.py): {bare['pages_per_s']} pages/s; "
+            f"this crawl {result['ratio_to_limit']} of it ({rate})"
         )
     if result["pages_per_s_by_minute"]:
         print(f"pages/s by minute: {' '.join(map(str, result['pages_per_s_by_minute']))}")

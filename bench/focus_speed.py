@@ -29,6 +29,10 @@ as a share of the lower of the bound and what the same crawl fetches in the same
 with no delay (``share_of_lower_bound``: on a machine slower than the bound, the
 politeness rules' own cost).
 
+After each, the limit (``bench/limit.py``: a bare client that stores nothing, from the
+same seeds on the same web, for the budget's requests; --generated-budget on the polite
+webs) and the free crawl's end-to-end rate as a share of it (``ratio_to_limit``).
+
 Each free crawl also gives the pages fetched and the relevant pages among them by every
 10 s of the crawl (``pages_by_10s``, ``relevant_by_10s``; ``--progress-seconds 2``:
 ``pages_by_2s``, ...): under a host delay a faster
@@ -53,6 +57,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import CpuMeter, proc_stat, scratch_engine, server_pid, write_results
+from limit import check_installed, ratio
+from limit import measure as measure_limit
 from sqlalchemy.engine import Engine
 
 from focuscrawl.db.database import execute
@@ -338,7 +344,11 @@ def compare(
     print(f"  lockstep: {locked}", flush=True)
     running = free(web, budget, options)
     print(f"  free:     {running}", flush=True)
+    bare = measure_limit(web.proxy, web.process.pid, web.seeds, budget)
+    running["ratio_to_limit"] = ratio(running["end_to_end_pages_per_s"], bare)
+    print(f"  limit:    {bare} (free end to end: {running['ratio_to_limit']} of it)", flush=True)
     return {
+        "limit": bare,
         "topic": web.topic,
         "relevant_pages": len(web.relevant),
         "budget": budget,
@@ -390,6 +400,7 @@ def main() -> None:
         help="a focuscrawl home with the wikispeedia corpus imported",
     )
     args = parser.parse_args()
+    check_installed()
     if args.progress_seconds < 1:
         parser.error("--progress-seconds must be at least 1")
     parts = args.parts.split(",")
@@ -449,8 +460,12 @@ def main() -> None:
                         seconds=args.polite_seconds,
                         crawlers=args.polite_crawlers,
                     )
+                    # what the machine allows at all: the bare client, no delay
+                    budget = args.generated_budget
+                    bare = measure_limit(web.proxy, web.process.pid, web.seeds, budget)
                 finally:
                     web.close()
+                polite["limit"] = bare
                 fetched = unthrottled["fetched"]
                 polite["unthrottled_pages"] = fetched
                 polite["unthrottled_pages_per_s"] = round(fetched / unthrottled["crawl_seconds"], 1)

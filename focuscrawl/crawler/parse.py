@@ -99,8 +99,12 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
-def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> ParsedPage:
-    """Parse a page fetched from ``url`` (already normalised)."""
+def parse_html(
+    body: bytes, url: str, declared_charset: str | None = None, contexts: bool = True
+) -> ParsedPage:
+    """Parse a page fetched from ``url`` (already normalised). ``contexts``: whether to
+    find the words around each link (only the link learner reads them; without them
+    every link's context is None)."""
     charset = detect_charset(body, declared_charset)
     text = body.decode(charset, errors="replace").lstrip("\ufeff").replace("\x00", "")
     page = ParsedPage(charset=charset)
@@ -145,7 +149,7 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
             seen.add(target)
             anchor = _text(element) if tag == "a" else (element.get("alt") or "")
             page.links.append((target, _clean(anchor)[:MAX_ANCHOR], None))
-            if tag not in ("a", "area") or len(marked) >= _PLANE:
+            if not contexts or tag not in ("a", "area") or len(marked) >= _PLANE:
                 continue  # a frame has no place in the text
             # marks: where the anchor opens and closes in the text gathered below
             opening, closing = chr(_OPEN + len(marked)), chr(_CLOSE + len(marked))
@@ -158,8 +162,8 @@ def parse_html(body: bytes, url: str, declared_charset: str | None = None) -> Pa
     etree.strip_elements(root, *_INVISIBLE, etree.Comment, with_tail=False)
     text = _text(root)
     if marked:
-        text, contexts = _contexts(text, len(marked))
-        for index, context in zip(marked, contexts, strict=True):
+        text, around = _contexts(text, len(marked))
+        for index, context in zip(marked, around, strict=True):
             url, anchor, _ = page.links[index]
             page.links[index] = (url, anchor, context)
     page.text = _clean(text)

@@ -14,6 +14,7 @@ from focuscrawl.crawler.robots import header_directives
 from focuscrawl.crawler.sniff import sniff
 from focuscrawl.crawler.store import Claim, Outcome
 from focuscrawl.db.schema import DocState
+from focuscrawl.topics.linkmodel import LINK_ESTIMATES
 
 __all__ = ["HTML_TYPES", "REDIRECTS", "guard", "link_state", "outcome_of", "retry_or_fail"]
 
@@ -73,7 +74,9 @@ def outcome_of(claim: Claim, result: FetchResult, config: CrawlConfig, agent: st
     media = sniff(result.body, result.media_type)
     if media not in HTML_TYPES:
         return Outcome(claim, DocState.FETCHED, status, content_type=media[:128] or None)
-    page = parse_html(result.body, claim.url, result.charset)
+    # the words around each link only where the link learner will read them
+    contexts = config.frontier_estimate in LINK_ESTIMATES
+    page = parse_html(result.body, claim.url, result.charset, contexts)
     tags = header_directives(result.x_robots_tag, agent)
     noindex = page.noindex or bool(tags & {"noindex", "none"})
     nofollow = page.nofollow or bool(tags & {"nofollow", "none"})

@@ -72,6 +72,22 @@ def test_hard_focus_holds_out_links_for_the_classifier(
     assert by_state[DocState.HELD] == len(synthetic.out_links(3))
 
 
+@pytest.mark.parametrize(("mode", "kept"), [(Mode.BFS, False), (Mode.HARD, True)])
+def test_link_contexts_are_kept_where_the_link_learner_reads_them(
+    engine: sa.Engine, webbox: WebBoxThread, synthetic: SyntheticCorpus, mode: Mode, kept: bool
+) -> None:
+    """The words around a link are found and stored only when the crawl's frontier
+    estimate is the link learner's (soft, hard, paths): a breadth-first crawl spares
+    the work and the bytes."""
+    crawl(engine, webbox.proxy, [synthetic.url(3)], mode=mode, max_pages=5)
+    with engine.connect() as connection:
+        links, contexts = connection.exec_driver_sql(
+            "SELECT count(*), count(context) FROM link"
+        ).one()
+    assert links >= len(synthetic.out_links(3))
+    assert contexts == (links if kept else 0)
+
+
 def test_per_host_delay_is_never_broken(
     engine: sa.Engine, webbox: WebBoxThread, synthetic: SyntheticCorpus, tmp_path: Path
 ) -> None:

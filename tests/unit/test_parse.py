@@ -68,6 +68,19 @@ def test_a_links_context_is_the_words_either_side_in_document_order() -> None:
     assert page.text == "w1 w2 one two three four Alpha beta five, six 7 seven eight nine gamma"
 
 
+def test_a_page_parsed_without_contexts_is_the_same_but_for_them() -> None:
+    """A crawl whose frontier estimate is no link learner's (bfs, unfocused, soft-1999)
+    parses without contexts: the same text, links and anchors, every context None."""
+    body = (
+        b"<html><body><p>one two <a href='/a'>Alpha <b>beta</b></a> three</p>"
+        b"<map><area href='/area' alt='Area'></map><iframe src='/f'></iframe> end</body></html>"
+    )
+    full, bare = parse_html(body, BASE), parse_html(body, BASE, contexts=False)
+    assert any(context for *_, context in full.links)
+    assert [(url, anchor, None) for url, anchor, _ in full.links] == bare.links
+    assert (bare.text, bare.title) == (full.text, full.title)
+
+
 def test_link_contexts_survive_malformed_and_invisible_markup() -> None:
     page = parse_html(
         b"<p>start <a href='/x'>x <i>open <a href='/y'>y</a> tail</p><noscript>"
