@@ -89,7 +89,8 @@ def upgrade(
         typer.echo(f"schema at revision {migrate.current_revision(connection)}")
 
 
-@app.command()
+# "-1" (a relative revision) is an argument, not an unknown option
+@app.command(context_settings={"ignore_unknown_options": True})
 def downgrade(
     ctx: typer.Context, revision: Annotated[str, typer.Argument(help="e.g. base or -1")]
 ) -> None:

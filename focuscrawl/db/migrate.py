@@ -194,7 +194,17 @@ def upgrade(engine: Engine, revision: str = MAIN) -> None:
 
 
 def downgrade(engine: Engine, revision: str) -> None:
-    _with_lock(engine, "downgrade", revision)
+    """Down to ``revision`` (``base``, a revision such as ``0019``, or a step such as
+    ``-1``); a revision alembic cannot find is a one-line SchemaError."""
+    from alembic.util import CommandError
+
+    try:
+        _with_lock(engine, "downgrade", revision)
+    except CommandError as exc:
+        raise SchemaError(
+            f"cannot downgrade to {revision!r}: {exc}; give base, a revision such as "
+            "0019, or a number of steps such as -1"
+        ) from exc
 
 
 def _stamped_heads(engine: Engine) -> tuple[str, ...]:

@@ -81,6 +81,25 @@ def test_database_url_set_means_nothing_is_started(cli, db_url: str) -> None:  #
     assert "started" not in result.stdout
 
 
+def test_db_downgrade_takes_a_relative_revision_as_its_help_says(cli, db_url: str) -> None:  # type: ignore[no-untyped-def]
+    """`db downgrade -1` steps one migration down (click took -1 for an unknown option);
+    `db upgrade` brings the schema back to its head."""
+    env = {"FOCUSCRAWL_DATABASE_URL": db_url}
+    head = cli("db", "status", env=env)
+    down = cli("db", "downgrade", "-1", env=env)
+    assert down.returncode == 0, down.stderr
+    revision = down.stdout.strip().rsplit(" ", 1)[-1]
+    assert revision != "base" and revision not in head.stdout, (down.stdout, head.stdout)
+    up = cli("db", "upgrade", env=env)
+    assert up.returncode == 0, up.stderr
+    for wrong in ("--nonsense", "zzz"):
+        refused = cli("db", "downgrade", wrong, env=env)
+        assert refused.returncode == 2
+        assert refused.stderr.startswith("focuscrawl: error: cannot downgrade to")
+        assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "up to date" in cli("db", "status", env=env).stdout  # nothing was lost
+
+
 def test_unreachable_database_is_one_line_error(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli(
         "seed",
