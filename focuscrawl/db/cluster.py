@@ -65,6 +65,10 @@ class LocalCluster:
     nodes: list[EmbeddedServer] = field(init=False)
 
     def __post_init__(self) -> None:
+        self.nodes = [self._node(n) for n in range(self.workers + 1)]
+
+    def _node(self, n: int) -> EmbeddedServer:
+        """Node ``n`` (0: the coordinator), not yet started."""
         # wal_level logical: Citus moves and splits shards without blocking writes
         # (its rebalancer's default) by logical replication
         settings = {
@@ -72,20 +76,17 @@ class LocalCluster:
             "max_connections": "200",
             "wal_level": "logical",
         }
-        self.nodes = [
-            EmbeddedServer(
-                self.home / ("coordinator" if n == 0 else f"worker{n}"),
-                NODE_SHARED_BUFFERS,
-                bin_dir=self.bin_dir,
-                port=self.base_port + n,
-                settings=dict(settings),
-            )
-            for n in range(self.workers + 1)
-        ]
-        for node in self.nodes:
-            # how a node reaches itself when it moves a shard: its socket, as no TCP
-            # port is open (Citus's default is localhost)
-            node.settings["citus.local_hostname"] = f"'{node.socket_dir()}'"
+        node = EmbeddedServer(
+            self.home / ("coordinator" if n == 0 else f"worker{n}"),
+            NODE_SHARED_BUFFERS,
+            bin_dir=self.bin_dir,
+            port=self.base_port + n,
+            settings=settings,
+        )
+        # how a node reaches itself when it moves a shard: its socket, as no TCP port is
+        # open (Citus's default is localhost)
+        node.settings["citus.local_hostname"] = f"'{node.socket_dir()}'"
+        return node
 
     @property
     def coordinator(self) -> EmbeddedServer:
@@ -111,6 +112,18 @@ class LocalCluster:
                 (host, port, host, port),
             )
         return self.url()
+
+    def add_worker(self) -> str:
+        """Start one more worker and register it with the running coordinator (its
+        shards come with a rebalance: ``citus_rebalance_start()``); its URL."""
+        node = self._node(len(self.nodes))
+        self.nodes.append(node)
+        self.workers += 1
+        node.up()
+        _execute(node.url(), "CREATE EXTENSION IF NOT EXISTS citus")
+        host, port = _socket(node.url())
+        _execute(self.url(), "SELECT citus_add_node(%s, %s)", (host, port))
+        return node.url()
 
     def down(self) -> None:
         for node in reversed(self.nodes):

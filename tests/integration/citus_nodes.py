@@ -17,17 +17,25 @@ from focuscrawl.db.cluster import CITUS_BUILD, LocalCluster, citus_bin_dir
 
 
 @contextmanager
-def local_cluster(home: Path, base_port: int) -> Iterator[str]:
-    """A coordinator and two workers under ``home``; yields the coordinator's URL."""
+def running_cluster(home: Path, base_port: int) -> Iterator[LocalCluster]:
+    """A coordinator and two workers under ``home``, up."""
     if not CITUS_BUILD.exists():
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true but no {CITUS_BUILD} to build Citus with")
         pytest.skip(f"no {CITUS_BUILD}: the Citus tests need it")
     cluster = LocalCluster(home, citus_bin_dir(), base_port=base_port)
     try:
-        yield cluster.up()
+        cluster.up()
+        yield cluster
     finally:
         cluster.down()
+
+
+@contextmanager
+def local_cluster(home: Path, base_port: int) -> Iterator[str]:
+    """A coordinator and two workers under ``home``; yields the coordinator's URL."""
+    with running_cluster(home, base_port) as cluster:
+        yield cluster.url()
 
 
 def cli_environment(url: str, home: Path) -> dict[str, str]:

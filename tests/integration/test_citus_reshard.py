@@ -24,10 +24,16 @@ import pytest
 from focuscrawl.webbox.process import start_server_process
 from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 from tests.classifier.topics import write_tree_dir
-from tests.integration.citus_nodes import cli_environment, focuscrawl, local_cluster
+from tests.integration.citus_nodes import (
+    cli_environment,
+    focuscrawl,
+    local_cluster,
+    running_cluster,
+)
 
-#: apart from the other Citus modules' nodes
+#: apart from the other Citus modules' nodes (the rebalance test's cluster: 9760-9763)
 BASE_PORT = 9750
+REBALANCE_PORT = 9760
 SHARDS = 4
 PAGES = 1200  # the crawl's budget: long enough on the cluster to outlast the changes
 WEB = SyntheticParams(pages=5000, hosts=40, seed=2)
@@ -172,3 +178,80 @@ def test_a_crawl_goes_on_whole_while_shards_move_and_split(cluster: str, tmp_pat
         "JOIN doc AS d ON d.oid = t.oid AND d.bucket = t.bucket",
     )
     assert texts == stored == PAGES  # each fetched page's text, once
+
+
+def test_a_worker_added_during_a_crawl_takes_its_shards_with_the_documented_rebalance(
+    tmp_path: Path,
+) -> None:
+    """A worker joins a running crawl and ``citus_rebalance_start()`` (what the docs and
+    Citus say to run) moves shards onto it, reference tables first, by logical
+    replication while the crawl writes: no error, the crawl ends whole, nothing fetched
+    twice. (The learner's queue, link_example, had no replica identity: refused.)"""
+    with running_cluster(tmp_path / "cluster", REBALANCE_PORT) as nodes:
+        url = nodes.url()
+        home = tmp_path / "home"
+        env = cli_environment(url, home)
+        focuscrawl(env, "db", "upgrade")
+        focuscrawl(env, "db", "distribute", "--shards", str(SHARDS))
+        focuscrawl(env, "taxonomy", "import", str(write_tree_dir(tmp_path / "tree")))
+        focuscrawl(env, "taxonomy", "mark-good", "topics.sports")
+        focuscrawl(env, "classify", "train")
+        generate = ["--pages", str(WEB.pages), "--hosts", str(WEB.hosts), "--seed", str(WEB.seed)]
+        focuscrawl(env, "webbox", "generate", *generate)
+        web = SyntheticCorpus(WEB)
+        focuscrawl(env, "seed", "add", *(web.url(p) for p in range(0, WEB.pages, 250)))
+        server, proxy = start_server_process(home, "synthetic", "--no-faults")
+        processes: list[subprocess.Popen[str]] = []
+        try:
+            classify = [sys.executable, "-m", "focuscrawl", "classify", "run"]
+            crawl = [sys.executable, "-m", "focuscrawl", "crawl", "run", "--mode", "soft"]
+            crawl += ["--proxy", proxy, "--host-delay", "0", "--threads", "8"]
+            crawl += ["--max-pages", str(PAGES), "--idle-exit", "5"]
+            quiet = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
+            for command in (classify, crawl):
+                processes.append(subprocess.Popen([*command, "--quiet"], text=True, **quiet))
+            classifier, crawler = processes
+            deadline = time.monotonic() + 120
+            while _fetched(url) < 100:
+                assert crawler.poll() is None and time.monotonic() < deadline, "stalled"
+                time.sleep(0.2)
+            nodes.add_worker()
+            _one(url, "SELECT citus_rebalance_start()")
+            _one(url, "SELECT citus_rebalance_wait()")
+            moved_at = _fetched(url)
+            assert moved_at < PAGES, "the crawl ended before the rebalance: raise PAGES"
+            _, crawl_errors = crawler.communicate(timeout=300)
+            assert crawler.returncode == 0, crawl_errors[-2000:]
+            classifier.send_signal(signal.SIGINT)
+            _, classify_errors = classifier.communicate(timeout=60)
+            assert classifier.returncode == 0, classify_errors[-2000:]
+        finally:
+            for process in processes:
+                if process.poll() is None:
+                    process.kill()
+                    process.communicate()
+            server.send_signal(signal.SIGINT)
+            server.communicate(timeout=10)
+        focuscrawl(env, "classify", "run", "--once", "--quiet")
+        (failed,) = _one(url, "SELECT count(*) FROM pg_dist_background_task WHERE status <> 'done'")
+        assert failed == 0
+        (on_new,) = _one(
+            url,
+            "SELECT count(*) FROM pg_dist_placement AS p JOIN pg_dist_node AS n USING (groupid) "
+            "JOIN pg_dist_shard AS s USING (shardid) "
+            "WHERE n.nodeport = %s AND s.logicalrelid = 'doc'::regclass",
+            (REBALANCE_PORT + 3,),
+        )
+        assert on_new >= 1  # the new worker holds shards of the crawl
+        fetched, leased, unscored = _one(
+            url,
+            """
+            SELECT count(*) FILTER (WHERE d.state = 2), count(l.oid),
+                   count(*) FILTER (WHERE d.state = 2 AND f.model_id IS NULL)
+            FROM doc AS d
+            LEFT JOIN doc_lease AS l ON l.oid = d.oid AND l.bucket = d.bucket
+            LEFT JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
+            """,
+        )
+        assert fetched == PAGES  # the budget: nothing fetched twice nor lost
+        assert leased == 0 and unscored == 0
