@@ -86,6 +86,17 @@ def layout_changed(exc: BaseException) -> bool:
     return any(phrase in message for phrase in _LAYOUT_CHANGED)
 
 
+#: what a Citus coordinator says, as an internal error, when a worker it needs is
+#: shutting down or gone (seen with a worker stopped by ``pg_ctl stop -m fast``)
+_NODE_AWAY = (
+    "terminating connection due to administrator command",
+    "failure on connection marked as essential",
+    "connection to the remote node",
+    "server closed the connection unexpectedly",
+    "could not connect to server",
+)
+
+
 def unavailable(exc: BaseException) -> bool:
     """PostgreSQL is away (restarting, shut down, unreachable, out of connections or
     disk) rather than refusing the statement: waiting and trying again is the cure.
@@ -97,6 +108,9 @@ def unavailable(exc: BaseException) -> bool:
     orig = getattr(exc, "orig", exc)
     if isinstance(orig, psycopg2.InterfaceError):
         return True  # the connection is closed
+    if isinstance(orig, psycopg2.InternalError):
+        # a Citus coordinator passes a worker's shutdown or loss on as an internal error
+        return any(phrase in str(orig) for phrase in _NODE_AWAY)
     if not isinstance(orig, psycopg2.OperationalError):
         return False
     code = orig.pgcode
