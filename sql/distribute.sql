@@ -4,6 +4,15 @@
 -- citus_installed --
 SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') AS installed;
 
+-- citus_nodes --
+-- Every worker of the cluster and whether the coordinator reaches it now (db status;
+-- run only where citus_installed is true).
+SELECT nodename, nodeport, isactive,
+       citus_check_connection_to_node(nodename, nodeport) AS reachable
+FROM pg_dist_node
+WHERE noderole = 'primary' AND groupid <> 0
+ORDER BY nodeid;
+
 -- citus_doc_distributed --
 -- Whether doc is distributed by hash (run only where citus_installed is true).
 SELECT EXISTS (

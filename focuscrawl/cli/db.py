@@ -8,7 +8,9 @@ import typer
 
 from focuscrawl.cli.common import Group, engine_from, settings_from
 from focuscrawl.db import database, migrate
+from focuscrawl.db.database import execute
 from focuscrawl.db.embedded import EmbeddedServer
+from focuscrawl.db.queries import queries
 
 app = typer.Typer(
     cls=Group,
@@ -50,7 +52,8 @@ def down(ctx: typer.Context) -> None:
 
 @app.command()
 def status(ctx: typer.Context) -> None:
-    """Show whether the database is up and at which schema revision."""
+    """Show whether the database is up and at which schema revision; on a Citus
+    coordinator, whether it reaches each worker (exit 1 when one is down)."""
     settings = settings_from(ctx)
     if not settings.database_url:
         state = EmbeddedServer(settings.home_path, settings.pg_shared_buffers).status()
@@ -62,11 +65,20 @@ def status(ctx: typer.Context) -> None:
     with engine.connect() as connection:
         version = connection.exec_driver_sql("SHOW server_version").scalar()
         heads = migrate.current_heads(connection)
+        nodes = []
+        if execute(connection, queries["citus_installed"]).scalar_one():
+            nodes = list(execute(connection, queries["citus_nodes"]))
     current = migrate.revision_name(heads)
     applied = migrate.applied_revisions(heads)
     head = migrate.head_revision()
     note = "up to date" if head in applied else f"behind head {head}: run focuscrawl db upgrade"
     typer.echo(f"PostgreSQL {version}; schema revision {current or 'none'} ({note})")
+    for node in nodes:
+        health = "up" if node.reachable else "DOWN: the coordinator cannot reach it"
+        inactive = "" if node.isactive else " (not active)"
+        typer.echo(f"worker {node.nodename}:{node.nodeport}{inactive}: {health}")
+    if any(not node.reachable for node in nodes):
+        raise typer.Exit(1)  # a node down is an alarm for whoever runs this
 
 
 @app.command()

@@ -60,8 +60,16 @@ def test_a_crawl_waits_out_a_worker_stopped_twice(tmp_path: Path) -> None:
                     assert time.monotonic() < deadline, "the crawl stalled"
                     time.sleep(0.2)
                 worker.down()
-                time.sleep(OUTAGE_S)
+                started = time.monotonic()
+                status = subprocess.run(
+                    [sys.executable, "-m", "focuscrawl", "db", "status"],
+                    env=env, capture_output=True, text=True, timeout=60,
+                )  # fmt: skip
+                time.sleep(max(OUTAGE_S - (time.monotonic() - started), 0))
                 worker.up()
+                # a node down is an alarm: db status names it and exits 1
+                assert status.returncode == 1, status.stdout + status.stderr
+                assert f":{worker.port}: DOWN" in status.stdout, status.stdout
             crawl_errors = ""
             for crawler in crawlers:
                 _, errors = crawler.communicate(timeout=300)
@@ -80,6 +88,8 @@ def test_a_crawl_waits_out_a_worker_stopped_twice(tmp_path: Path) -> None:
         assert "event=db_wait" in crawl_errors  # the outage reached the crawl
         pages = [(host, path) for _, host, path, _, _ in iter_log(log) if path != "/robots.txt"]
         assert len(pages) == len(set(pages)), "a page was fetched twice"
+        healthy = focuscrawl(env, "db", "status")  # exits 0: every worker up
+        assert healthy.count(": up") == 2, healthy
         focuscrawl(env, "classify", "run", "--once", "--quiet")
         fetched, leased, unscored = _one(
             url,
