@@ -1,19 +1,27 @@
 """A local Citus cluster for a test module: started from citus-build's PostgreSQL,
 skipped with a one-line reason without ../shared/tools/citus-build, failed under CI=true;
-and the command line run against it as a user runs it."""
+the command line run against it as a user runs it; and a soft crawl on it, prepared,
+run and checked as the cluster's crawl tests share them."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import psycopg2
 import pytest
 
 from focuscrawl.db.cluster import CITUS_BUILD, LocalCluster, citus_bin_dir
+from focuscrawl.webbox.process import start_server_process
+from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
+from tests.classifier.topics import write_tree_dir
 
 
 @contextmanager
@@ -54,3 +62,120 @@ def focuscrawl(env: dict[str, str], *args: str) -> str:
     )  # fmt: skip
     assert done.returncode == 0, f"focuscrawl {' '.join(args)}: {done.stderr[-2000:]}"
     return done.stdout
+
+
+#: the web the cluster's crawl tests crawl, and their budget: long enough on the cluster
+#: to outlast what a test does to it meanwhile
+WEB = SyntheticParams(pages=5000, hosts=40, seed=2)
+PAGES = 1200
+
+
+def prepare_crawl(env: dict[str, str], tmp_path: Path, shards: int) -> None:
+    """What a user does before a soft crawl on the cluster: the schema, laid out in
+    ``shards`` shards; the test taxonomy with sports good and its model; the generated
+    web ``WEB`` and its seeds."""
+    focuscrawl(env, "db", "upgrade")
+    focuscrawl(env, "db", "distribute", "--shards", str(shards))
+    focuscrawl(env, "taxonomy", "import", str(write_tree_dir(tmp_path / "tree")))
+    focuscrawl(env, "taxonomy", "mark-good", "topics.sports")
+    focuscrawl(env, "classify", "train")
+    generate = ["--pages", str(WEB.pages), "--hosts", str(WEB.hosts), "--seed", str(WEB.seed)]
+    focuscrawl(env, "webbox", "generate", *generate)
+    web = SyntheticCorpus(WEB)
+    focuscrawl(env, "seed", "add", *(web.url(p) for p in range(0, WEB.pages, 250)))
+
+
+@dataclass
+class SoftCrawl:
+    """A classifier and crawler processes running against the cluster."""
+
+    classifier: subprocess.Popen[str]
+    crawlers: list[subprocess.Popen[str]]
+
+    def check_running(self) -> None:
+        for crawler in self.crawlers:
+            assert crawler.poll() is None, crawler.communicate()[1][-2000:]
+
+    def finish(self) -> str:
+        """Wait for the crawlers to end, then stop the classifier; every one must exit
+        0. What they logged."""
+        logged = ""
+        for crawler in self.crawlers:
+            _, errors = crawler.communicate(timeout=300)
+            assert crawler.returncode == 0, errors[-2000:]
+            logged += errors
+        self.classifier.send_signal(signal.SIGINT)
+        _, errors = self.classifier.communicate(timeout=60)
+        assert self.classifier.returncode == 0, errors[-2000:]
+        return logged + errors
+
+
+@contextmanager
+def soft_crawl(
+    env: dict[str, str], crawlers: int = 1, idle_exit: int = 5, log: Path | None = None
+) -> Iterator[SoftCrawl]:
+    """``classify run`` and ``crawlers`` ``crawl run --mode soft`` processes sharing the
+    budget ``PAGES``, against the web-in-a-box serving the home's generated web (its
+    requests logged to ``log``); whatever is left running is killed at the end."""
+    options = ["--log", str(log)] if log else []
+    server, proxy = start_server_process(
+        Path(env["FOCUSCRAWL_HOME"]), "synthetic", "--no-faults", *options
+    )
+    processes: list[subprocess.Popen[str]] = []
+    try:
+        classify = [sys.executable, "-m", "focuscrawl", "classify", "run"]
+        crawl = [sys.executable, "-m", "focuscrawl", "crawl", "run", "--mode", "soft"]
+        crawl += ["--proxy", proxy, "--host-delay", "0", "--threads", "8"]
+        crawl += ["--max-pages", str(PAGES // crawlers), "--idle-exit", str(idle_exit)]
+        quiet = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
+        for command in (classify, *[crawl] * crawlers):
+            processes.append(subprocess.Popen([*command, "--quiet"], text=True, **quiet))
+        yield SoftCrawl(processes[0], processes[1:])
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=10)
+
+
+def one_row(url: str, statement: str, params: tuple[object, ...] = ()) -> tuple[Any, ...]:
+    connection = psycopg2.connect(url)
+    connection.autocommit = True
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(statement, params)
+            row = cursor.fetchone()
+            assert row is not None
+            return tuple(row)
+    finally:
+        connection.close()
+
+
+def fetched(url: str) -> int:
+    return int(one_row(url, "SELECT count(*) FROM doc WHERE state = 2")[0])
+
+
+def check_whole(url: str) -> None:
+    """The crawl ended whole: its budget fetched and scored, no lease left, every row in
+    its bucket, each fetched page's text once."""
+    count, leased, unscored, misplaced = one_row(
+        url,
+        """
+        SELECT count(*) FILTER (WHERE d.state = 2), count(l.oid),
+               count(*) FILTER (WHERE d.state = 2 AND f.model_id IS NULL),
+               count(*) FILTER (WHERE d.bucket <> oid_bucket(d.oid))
+        FROM doc AS d
+        LEFT JOIN doc_lease AS l ON l.oid = d.oid AND l.bucket = d.bucket
+        LEFT JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
+        """,
+    )
+    assert count == PAGES  # the budget, no page fetched twice nor lost
+    assert leased == 0 and unscored == 0 and misplaced == 0
+    texts, stored = one_row(
+        url,
+        "SELECT count(*), count(*) FILTER (WHERE d.state = 2) FROM doc_text AS t "
+        "JOIN doc AS d ON d.oid = t.oid AND d.bucket = t.bucket",
+    )
+    assert texts == stored == PAGES  # each fetched page's text, once
