@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -95,6 +96,14 @@ class SoftCrawl:
     def check_running(self) -> None:
         for crawler in self.crawlers:
             assert crawler.poll() is None, crawler.communicate()[1][-2000:]
+
+    def wait_for(self, url: str, pages: int, seconds: float = 120) -> None:
+        """Until the crawl has fetched ``pages``, its crawlers running all the while."""
+        deadline = time.monotonic() + seconds
+        while fetched(url) < pages:
+            self.check_running()
+            assert time.monotonic() < deadline, "the crawl stalled"
+            time.sleep(0.2)
 
     def finish(self) -> str:
         """Wait for the crawlers to end, then stop the classifier; every one must exit

@@ -16,7 +16,6 @@ from focuscrawl.webbox.server import iter_log
 from tests.integration.citus_nodes import (
     check_whole,
     cli_environment,
-    fetched,
     focuscrawl,
     prepare_crawl,
     running_cluster,
@@ -38,11 +37,7 @@ def test_a_crawl_waits_out_a_worker_stopped_twice(tmp_path: Path) -> None:
         log = tmp_path / "requests.log"
         with soft_crawl(env, CRAWLERS, idle_exit=30, log=log) as crawl:
             for at in (100, 400):
-                deadline = time.monotonic() + 180
-                while fetched(url) < at:
-                    crawl.check_running()
-                    assert time.monotonic() < deadline, "the crawl stalled"
-                    time.sleep(0.2)
+                crawl.wait_for(url, at, 180)
                 worker.down()
                 started = time.monotonic()
                 status = subprocess.run(
