@@ -113,14 +113,21 @@ class LocalCluster:
             )
         return self.url()
 
-    def add_worker(self) -> str:
-        """Start one more worker and register it with the running coordinator (its
-        shards come with a rebalance: ``citus_rebalance_start()``); its URL."""
+    def start_worker(self) -> EmbeddedServer:
+        """Start one more node with Citus, not yet a worker of the cluster
+        (``add_worker`` makes it one)."""
         node = self._node(len(self.nodes))
         self.nodes.append(node)
-        self.workers += 1
         node.up()
         _execute(node.url(), "CREATE EXTENSION IF NOT EXISTS citus")
+        return node
+
+    def add_worker(self, node: EmbeddedServer | None = None) -> str:
+        """Register ``node`` (else one more started now) with the running coordinator
+        as a worker (its shards come with a rebalance: ``citus_rebalance_start()``);
+        its URL."""
+        node = node or self.start_worker()
+        self.workers += 1
         host, port = _socket(node.url())
         _execute(self.url(), "SELECT citus_add_node(%s, %s)", (host, port))
         return node.url()

@@ -121,10 +121,14 @@ class SoftCrawl:
 
 @contextmanager
 def soft_crawl(
-    env: dict[str, str], crawlers: int = 1, idle_exit: int = 5, log: Path | None = None
+    env: dict[str, str],
+    crawlers: int = 1,
+    idle_exit: int = 5,
+    log: Path | None = None,
+    pages: int = PAGES,
 ) -> Iterator[SoftCrawl]:
     """``classify run`` and ``crawlers`` ``crawl run --mode soft`` processes sharing the
-    budget ``PAGES``, against the web-in-a-box serving the home's generated web (its
+    budget ``pages``, against the web-in-a-box serving the home's generated web (its
     requests logged to ``log``); whatever is left running is killed at the end."""
     options = ["--log", str(log)] if log else []
     server, proxy = start_server_process(
@@ -135,7 +139,7 @@ def soft_crawl(
         classify = [sys.executable, "-m", "focuscrawl", "classify", "run"]
         crawl = [sys.executable, "-m", "focuscrawl", "crawl", "run", "--mode", "soft"]
         crawl += ["--proxy", proxy, "--host-delay", "0", "--threads", "8"]
-        crawl += ["--max-pages", str(PAGES // crawlers), "--idle-exit", str(idle_exit)]
+        crawl += ["--max-pages", str(pages // crawlers), "--idle-exit", str(idle_exit)]
         quiet = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
         for command in (classify, *[crawl] * crawlers):
             processes.append(subprocess.Popen([*command, "--quiet"], text=True, **quiet))
@@ -144,7 +148,7 @@ def soft_crawl(
         for process in processes:
             if process.poll() is None:
                 process.kill()
-                process.communicate()
+            process.communicate()  # its pipe closed, whether it ran or had ended
         server.send_signal(signal.SIGINT)
         server.communicate(timeout=10)
 
@@ -166,7 +170,7 @@ def fetched(url: str) -> int:
     return int(one_row(url, "SELECT count(*) FROM doc WHERE state = 2")[0])
 
 
-def check_whole(url: str) -> None:
+def check_whole(url: str, pages: int = PAGES) -> None:
     """The crawl ended whole: its budget fetched and scored, no lease left, every row in
     its bucket, each fetched page's text once."""
     count, leased, unscored, misplaced = one_row(
@@ -180,11 +184,11 @@ def check_whole(url: str) -> None:
         LEFT JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
         """,
     )
-    assert count == PAGES  # the budget, no page fetched twice nor lost
+    assert count == pages  # the budget, no page fetched twice nor lost
     assert leased == 0 and unscored == 0 and misplaced == 0
     texts, stored = one_row(
         url,
         "SELECT count(*), count(*) FILTER (WHERE d.state = 2) FROM doc_text AS t "
         "JOIN doc AS d ON d.oid = t.oid AND d.bucket = t.bucket",
     )
-    assert texts == stored == PAGES  # each fetched page's text, once
+    assert texts == stored == pages  # each fetched page's text, once

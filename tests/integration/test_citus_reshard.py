@@ -116,12 +116,14 @@ def test_a_worker_added_during_a_crawl_takes_its_shards_with_the_documented_reba
         url = nodes.url()
         env = cli_environment(url, tmp_path / "home")
         prepare_crawl(env, tmp_path, SHARDS)
-        with soft_crawl(env) as crawl:
+        new = nodes.start_worker()  # a machine made ready; it joins during the crawl
+        with soft_crawl(env, pages=2 * PAGES) as crawl:  # outlasting a slow machine's moves
             crawl.wait_for(url, 100)
-            nodes.add_worker()
+            nodes.add_worker(new)
             one_row(url, "SELECT citus_rebalance_start()")
             one_row(url, "SELECT citus_rebalance_wait()")
-            assert fetched(url) < PAGES, "the crawl ended before the rebalance: raise PAGES"
+            moved_at = fetched(url)
+            assert moved_at < 2 * PAGES, "the crawl ended before the rebalance: raise PAGES"
             crawl.finish()
         focuscrawl(env, "classify", "run", "--once", "--quiet")
         (unfinished,) = one_row(
@@ -136,4 +138,4 @@ def test_a_worker_added_during_a_crawl_takes_its_shards_with_the_documented_reba
             (REBALANCE_PORT + 3,),
         )
         assert on_new >= 1  # the new worker holds shards of the crawl
-        check_whole(url)
+        check_whole(url, 2 * PAGES)
