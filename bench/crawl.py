@@ -53,14 +53,13 @@ from _common import (
     server_pid,
     write_results,
 )
-from limit import check_installed, ratio
+from limit import check_installed, ratio, seeds_of
 from limit import measure as measure_limit
 
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
 from focuscrawl.db.seeds import add_seeds
 from focuscrawl.webbox.process import start_server_process
-from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 
 
 def _prepare_classifier(engine: Any, corpus_home: Path) -> None:
@@ -92,7 +91,6 @@ def run_crawl(
     ``database_url``: an empty database to crawl into instead of a throw-away server;
     ``limit``: first measure bench/limit.py's bare client on the same web and seeds.
     """
-    web = SyntheticCorpus(SyntheticParams(pages=pages, hosts=hosts, seed=1))
     with (
         tempfile.TemporaryDirectory(prefix="focuscrawl-bench-crawl-") as tmp,
         scratch_engine(database_url) as engine,
@@ -102,7 +100,7 @@ def run_crawl(
         generate = ["webbox", "generate", "--pages", str(pages), "--hosts", str(hosts)]
         subprocess.run([*cli, *generate, "--seed", "1"], check=True, capture_output=True)
         server, proxy = start_server_process(home, "synthetic", "--no-faults")
-        seeds = [web.url(p) for p in range(0, pages, pages // 50)]
+        seeds = seeds_of(pages, hosts)
         bare = measure_limit(proxy, server.pid, seeds, fetch) if limit else {}
         with engine.begin() as connection:
             add_seeds(connection, seeds)
