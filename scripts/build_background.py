@@ -1,4 +1,4 @@
-"""Build focuscrawl/background.json.gz, the background taxonomy of ``topic new``, from
+"""Build focuscrawl/topics/background.json.gz, the background taxonomy of ``topic new``, from
 the Wikispeedia corpus (``focuscrawl webbox import-wikispeedia`` first).
 
     python scripts/build_background.py [--corpus DIR]
@@ -18,7 +18,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=default)
     args = parser.parse_args()
     background = build_background(args.corpus)
-    target = Path(__file__).resolve().parent.parent / "focuscrawl" / "background.json.gz"
+    target = Path(__file__).resolve().parent.parent / "focuscrawl" / "topics" / "background.json.gz"
     save_background(background, target, "Wikispeedia (scripts/build_background.py, seed 1)")
     excerpts = sum(len(v) for v in background.values())
     print(f"{len(background)} categories, {excerpts} excerpts -> {target} "

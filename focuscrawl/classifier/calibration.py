@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
+from focuscrawl.classifier.tokens import count_terms
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.topics.taxonomy import Tree
 
@@ -144,7 +145,8 @@ def calibrate(
             model = train(texts, kept_labels)
         except TaxonomyError:
             continue  # the fold took a category's last example: no score from it
-        scores = model.score([documents[i] for i in fold])
+        # counted, not model.score: one page's scoring would index the vocabulary first
+        scores = model.score_terms(count_terms([documents[i] for i in fold]))
         held += log_odds_per_term(scores, good).tolist()
     if len(held) < MIN_HELD:
         return None

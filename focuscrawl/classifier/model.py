@@ -249,8 +249,12 @@ class HierarchicalModel:
         alpha: float = DEFAULT_ALPHA,
         min_df: int = 2,
         children: str = DEFAULT_CHILDREN,
+        counted: Sequence[Counter[str]] | None = None,
     ) -> HierarchicalModel:
         """Train on documents, each with the kcids it is labelled with (one or more).
+
+        ``counted``: the documents' terms already counted (``tokens.count_terms``), for
+        documents trained on many times over (a calibration's left-out trainings).
 
         ``children="mixture"``: a child is modelled as a mixture of one multinomial per
         labelled category below it; ``"pooled"``: as one multinomial of all its documents.
@@ -261,7 +265,9 @@ class HierarchicalModel:
             raise TaxonomyError("features per node must be >= 1 and alpha > 0")
         if children not in CHILD_MODELS:
             raise TaxonomyError(f"child model must be one of {', '.join(CHILD_MODELS)}")
-        terms = count_terms(documents)
+        if counted is not None and len(counted) != len(documents):
+            raise ValueError("one term count per document")
+        terms = count_terms(documents) if counted is None else counted
         vocabulary = vocabulary_of(terms, min_df=min_df)
         if not vocabulary:
             raise TaxonomyError("the examples have no terms in common; add more examples")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +21,7 @@ from focuscrawl.classifier.model import (
     DEFAULT_FEATURES,
     HierarchicalModel,
 )
+from focuscrawl.classifier.tokens import count_terms
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
 from focuscrawl.errors import TaxonomyError
@@ -133,6 +134,8 @@ def train_page_model(
     if not texts:
         raise TaxonomyError("no examples to train on; run: focuscrawl taxonomy import")
 
+    counted: dict[str, Counter[str]] = {}
+
     def train(docs: Sequence[str], doc_labels: Sequence[Sequence[int]]) -> HierarchicalModel:
         return HierarchicalModel.train(
             tree,
@@ -141,11 +144,15 @@ def train_page_model(
             int(params["features_per_node"]),
             float(params["alpha"]),
             children=str(params["children"]),
+            counted=[counted[d] for d in docs] if counted else None,
         )
 
     if not calibrate:
         return tree, train(texts, labels), len(texts)
     crawled = self_training_pages(connection, tree, labels)
+    # a calibration trains up to ten times more on nearly the same documents: count once
+    every = texts + [t for t, _ in crawled]
+    counted.update(zip(every, count_terms(every), strict=True))
     model = train(texts + [t for t, _ in crawled], labels + [k for _, k in crawled])
     model.calibrated(calibration.calibrate(tree, texts, labels, train, always=crawled))
     scored = int(execute(connection, queries["scored_pages"]).scalar_one())

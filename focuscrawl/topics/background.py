@@ -39,7 +39,7 @@ from focuscrawl.topics.taxonomy_import import (
 __all__ = ["ROOT", "UserExample", "build_background", "load_background", "topic_import"]
 
 ROOT = "web"
-PER_CATEGORY = 8  # excerpts a category
+PER_CATEGORY = 20  # excerpts a category
 EXCERPT_CHARS = 3_000
 MIN_PAGES = 10  # smaller categories are left out
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,60}\Z")

@@ -153,6 +153,19 @@ def test_one_at_a_time_equals_batch_and_storage_round_trips(
     assert np.allclose(again.score(texts).logp, batch, atol=1e-6)
 
 
+def test_terms_counted_beforehand_train_the_same_model(tmp_path: Path) -> None:
+    data = from_directory(write_tree_dir(tmp_path / "tree"))
+    texts = [f"{e.title}\n{e.text}" for e in data.examples]
+    labels = [[e.kcid] for e in data.examples]
+    plain = HierarchicalModel.train(data.tree, texts, labels)
+    counted = HierarchicalModel.train(data.tree, texts, labels, counted=count_terms(texts))
+    assert counted.terms == plain.terms
+    assert np.array_equal(counted.weights, plain.weights)
+    assert np.array_equal(counted.bias, plain.bias)
+    with pytest.raises(ValueError, match="one term count per document"):
+        HierarchicalModel.train(data.tree, texts, labels, counted=count_terms(texts[1:]))
+
+
 def test_pooled_children_train_too(tmp_path: Path) -> None:
     data = from_directory(write_tree_dir(tmp_path / "tree"))
     texts = [e.text for e in data.examples]
