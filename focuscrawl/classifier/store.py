@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -134,7 +134,10 @@ def train_page_model(
     if not texts:
         raise TaxonomyError("no examples to train on; run: focuscrawl taxonomy import")
 
-    counted: dict[str, Counter[str]] = {}
+    crawled = self_training_pages(connection, tree, labels) if calibrate else []
+    documents = texts + [t for t, _ in crawled]
+    # a calibration trains up to ten times more on nearly the same documents: count once
+    counted = dict(zip(documents, count_terms(documents), strict=True))
 
     def train(docs: Sequence[str], doc_labels: Sequence[Sequence[int]]) -> HierarchicalModel:
         return HierarchicalModel.train(
@@ -144,16 +147,12 @@ def train_page_model(
             int(params["features_per_node"]),
             float(params["alpha"]),
             children=str(params["children"]),
-            counted=[counted[d] for d in docs] if counted else None,
+            counted=[counted[d] for d in docs],
         )
 
+    model = train(documents, labels + [k for _, k in crawled])
     if not calibrate:
-        return tree, train(texts, labels), len(texts)
-    crawled = self_training_pages(connection, tree, labels)
-    # a calibration trains up to ten times more on nearly the same documents: count once
-    every = texts + [t for t, _ in crawled]
-    counted.update(zip(every, count_terms(every), strict=True))
-    model = train(texts + [t for t, _ in crawled], labels + [k for _, k in crawled])
+        return tree, model, len(texts)
     model.calibrated(calibration.calibrate(tree, texts, labels, train, always=crawled))
     scored = int(execute(connection, queries["scored_pages"]).scalar_one())
     model.params["self_training"] = {"pages": len(crawled), "scored": scored}
