@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "label": ("focuscrawl.cli.label", "label_command"),
     "console": ("focuscrawl.cli.console", "console_command"),
     "db": ("focuscrawl.cli.db", "app"),
+    "cluster": ("focuscrawl.cli.cluster", "app"),
     "seed": ("focuscrawl.cli.seed", "app"),
     "crawl": ("focuscrawl.cli.crawl", "app"),
     "webbox": ("focuscrawl.cli.webbox", "app"),

@@ -10,23 +10,29 @@ no TCP port is opened. :func:`citus_bin_dir` finds or builds that PostgreSQL.
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg2
 from psycopg2.extensions import parse_dsn
 
 from focuscrawl.db.embedded import DATABASE_NAME, EmbeddedServer, _bin_dir
+from focuscrawl.db.queries import queries
 from focuscrawl.errors import DatabaseError
 
-__all__ = ["CITUS_BUILD", "LocalCluster", "citus_bin_dir"]
+__all__ = ["CITUS_BUILD", "LocalCluster", "NodeState", "citus_bin_dir"]
 
 #: the build script beside the checkout (../shared/tools/citus-build)
 CITUS_BUILD = Path(__file__).resolve().parents[3] / "shared" / "tools" / "citus-build"
 BASE_PORT = 9700
 #: each node's shared_buffers: three nodes on one machine must not each take a quarter
 NODE_SHARED_BUFFERS = "512MB"
+#: what a cluster was made with (its nodes' count and ports), kept beside its nodes
+LAYOUT_FILE = "cluster.json"
 
 
 def citus_bin_dir(build: Path = CITUS_BUILD, timeout: float = 900) -> Path:
@@ -54,9 +60,24 @@ def citus_bin_dir(build: Path = CITUS_BUILD, timeout: float = 900) -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class NodeState:
+    """One node of a local cluster as :meth:`LocalCluster.status` sees it."""
+
+    name: str  # coordinator, worker1, ...
+    port: int
+    running: bool
+    pid: int | None
+    #: whether the coordinator lists it as an active worker and reaches it now (None:
+    #: the coordinator is down, or this is the coordinator)
+    serving: bool | None
+
+
 @dataclass
 class LocalCluster:
-    """A coordinator and ``workers`` workers under ``home``, started by :meth:`up`."""
+    """A coordinator and ``workers`` workers under ``home``, started by :meth:`up`; node
+    ``n`` listens on port ``base_port + n``. :meth:`up` writes the layout to
+    ``home/cluster.json``, and :meth:`existing` reads it back (``focuscrawl cluster``)."""
 
     home: Path
     bin_dir: Path
@@ -88,6 +109,31 @@ class LocalCluster:
         node.settings["citus.local_hostname"] = f"'{node.socket_dir()}'"
         return node
 
+    @classmethod
+    def existing(cls, home: Path, bin_dir: Path | None = None) -> LocalCluster | None:
+        """The cluster made under ``home`` before (None: none was); ``bin_dir`` is looked
+        up (``citus_bin_dir``) only when it is not given and the layout names none."""
+        layout = home / LAYOUT_FILE
+        if not layout.exists():
+            return None
+        try:
+            made = json.loads(layout.read_text(encoding="utf-8"))
+            workers, base_port = int(made["workers"]), int(made["base_port"])
+            recorded = Path(made["bin_dir"]) if made.get("bin_dir") else None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DatabaseError(f"{layout} is not a cluster layout ({exc}); remove it") from exc
+        bin_dir = bin_dir or (recorded if recorded and recorded.exists() else citus_bin_dir())
+        return cls(home, bin_dir, workers=workers, base_port=base_port)
+
+    def _save(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        layout = {
+            "workers": self.workers,
+            "base_port": self.base_port,
+            "bin_dir": str(self.bin_dir),
+        }
+        (self.home / LAYOUT_FILE).write_text(json.dumps(layout, indent=2) + "\n", encoding="utf-8")
+
     @property
     def coordinator(self) -> EmbeddedServer:
         return self.nodes[0]
@@ -98,6 +144,7 @@ class LocalCluster:
     def up(self) -> str:
         """Start every node, create the Citus extension in the database on each, and
         register the workers with the coordinator (idempotent); the coordinator's URL."""
+        self._save()
         for node in self.nodes:
             node.up()
             _execute(node.url(), "CREATE EXTENSION IF NOT EXISTS citus")
@@ -130,17 +177,54 @@ class LocalCluster:
         self.workers += 1
         host, port = _socket(node.url())
         _execute(self.url(), "SELECT citus_add_node(%s, %s)", (host, port))
+        self._save()
         return node.url()
 
-    def down(self) -> None:
+    def down(self) -> list[str]:
+        """Stop every node, workers first; the names of those that were running."""
+        stopped = []
         for node in reversed(self.nodes):
-            node.down()
+            if node.down():
+                stopped.append(node.home.name)
+        return stopped
+
+    def remove(self) -> None:
+        """Delete every node's data (the cluster must be down)."""
+        if any(node.status().running for node in self.nodes):
+            raise DatabaseError(f"the cluster under {self.home} runs; stop it first")
+        shutil.rmtree(self.home)
+
+    def status(self) -> list[NodeState]:
+        """Each node: running or not, and whether the coordinator uses and reaches it
+        (``sql/distribute.sql``: citus_nodes)."""
+        states = [node.status() for node in self.nodes]
+        serving: set[tuple[str, int]] | None = None
+        if states[0].running:
+            rows = _rows(self.url(), queries["citus_nodes"])
+            serving = {(str(r[0]), int(r[1])) for r in rows if r[2] and r[3]}
+        result = []
+        for n, (node, state) in enumerate(zip(self.nodes, states, strict=True)):
+            used = None
+            if n > 0 and serving is not None:
+                used = (str(node.socket_dir()), node.port) in serving
+            result.append(NodeState(node.home.name, node.port, state.running, state.pid, used))
+        return result
 
 
 def _socket(url: str) -> tuple[str, int]:
     """(socket directory, port) of a node's URL: how the other nodes reach it."""
     dsn = parse_dsn(url)
     return dsn["host"], int(dsn["port"])
+
+
+def _rows(url: str, statement: str) -> list[tuple[Any, ...]]:
+    connection = psycopg2.connect(url)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(statement)
+            return list(cursor.fetchall())
+    finally:
+        connection.close()
 
 
 def _execute(url: str, statement: str, params: tuple[object, ...] | None = None) -> None:

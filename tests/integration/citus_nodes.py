@@ -27,22 +27,28 @@ from tests.classifier.topics import write_tree_dir
 
 @contextmanager
 def running_cluster(home: Path, base_port: int) -> Iterator[LocalCluster]:
-    """A coordinator and two workers under ``home``, up."""
+    """A coordinator and two workers from port ``base_port``, brought up and down as a
+    user does (``focuscrawl cluster up`` with ``home`` as FOCUSCRAWL_HOME); the cluster,
+    for what a test does to its nodes."""
     if not CITUS_BUILD.exists():
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true but no {CITUS_BUILD} to build Citus with")
         pytest.skip(f"no {CITUS_BUILD}: the Citus tests need it")
-    cluster = LocalCluster(home, citus_bin_dir(), base_port=base_port)
+    citus_bin_dir()  # built (once, ~90 s) here, for a clear failure if it cannot be
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
+    env["FOCUSCRAWL_HOME"] = str(home)
     try:
-        cluster.up()
+        focuscrawl(env, "cluster", "up", "--port", str(base_port))
+        cluster = LocalCluster.existing(home / "cluster")
+        assert cluster is not None and cluster.base_port == base_port
         yield cluster
     finally:
-        cluster.down()
+        run_focuscrawl(env, "cluster", "down")
 
 
 @contextmanager
 def local_cluster(home: Path, base_port: int) -> Iterator[str]:
-    """A coordinator and two workers under ``home``; yields the coordinator's URL."""
+    """A coordinator and two workers (``running_cluster``); yields the coordinator's URL."""
     with running_cluster(home, base_port) as cluster:
         yield cluster.url()
 
@@ -55,12 +61,17 @@ def cli_environment(url: str, home: Path) -> dict[str, str]:
     return env
 
 
-def focuscrawl(env: dict[str, str], *args: str) -> str:
-    """Run ``focuscrawl ARGS...`` as a user does; its output, after it exited 0."""
-    done = subprocess.run(
+def run_focuscrawl(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``focuscrawl ARGS...`` as a user does, whatever it exits with."""
+    return subprocess.run(
         [sys.executable, "-m", "focuscrawl", *args],
         env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
+
+
+def focuscrawl(env: dict[str, str], *args: str) -> str:
+    """Run ``focuscrawl ARGS...`` as a user does; its output, after it exited 0."""
+    done = run_focuscrawl(env, *args)
     assert done.returncode == 0, f"focuscrawl {' '.join(args)}: {done.stderr[-2000:]}"
     return done.stdout
 

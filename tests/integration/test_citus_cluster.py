@@ -7,6 +7,7 @@ must avoid) are what Citus 12.1 accepts or refuses. Skipped with a one-line reas
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,14 +15,19 @@ from typing import Any
 import psycopg2
 import pytest
 
-from focuscrawl.db.cluster import BASE_PORT
-from tests.integration.citus_nodes import local_cluster
+from focuscrawl.db.cluster import BASE_PORT, LocalCluster
+from tests.integration.citus_nodes import run_focuscrawl, running_cluster
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with local_cluster(Path(tmp_path_factory.mktemp("cluster")), BASE_PORT) as url:
-        yield url
+def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    with running_cluster(Path(tmp_path_factory.mktemp("cluster")), BASE_PORT) as made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def cluster(nodes: LocalCluster) -> str:
+    return nodes.url()
 
 
 def test_a_claim_runs_inside_a_bucket_and_not_across_the_frontier(cluster: str) -> None:
@@ -220,3 +226,29 @@ def test_the_statement_shapes_of_the_bucketed_layout(cluster: str) -> None:
         )
     finally:
         connection.close()
+
+
+def test_cluster_status_names_a_node_that_is_down_and_up_brings_it_back(
+    nodes: LocalCluster,
+) -> None:
+    # (last in the module: it stops a worker)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
+    env["FOCUSCRAWL_HOME"] = str(nodes.home.parent)
+    ports = [BASE_PORT, BASE_PORT + 1, BASE_PORT + 2]
+    done = run_focuscrawl(env, "cluster", "status")
+    assert done.returncode == 0, done.stderr
+    assert [line.split(":")[0] for line in done.stdout.splitlines()] == [
+        "coordinator", "worker1", "worker2"
+    ]  # fmt: skip
+    assert all(f"port {port}, running" in done.stdout for port in ports)
+    nodes.nodes[2].down()
+    done = run_focuscrawl(env, "cluster", "status")
+    assert done.returncode == 1
+    assert f"worker2: port {BASE_PORT + 2}, DOWN" in done.stdout.splitlines()
+    # a cluster keeps the ports it was made with: another is refused, in one line
+    done = run_focuscrawl(env, "cluster", "up", "--port", str(BASE_PORT + 50))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "cluster down --remove" in done.stderr
+    done = run_focuscrawl(env, "cluster", "up")
+    assert done.returncode == 0, done.stderr
+    assert run_focuscrawl(env, "cluster", "status").returncode == 0
