@@ -8,9 +8,8 @@ import typer
 
 from focuscrawl.cli.common import Group, engine_from, settings_from
 from focuscrawl.db import database, migrate
-from focuscrawl.db.database import execute
+from focuscrawl.db.distribute import worker_health
 from focuscrawl.db.embedded import EmbeddedServer
-from focuscrawl.db.queries import queries
 
 app = typer.Typer(
     cls=Group,
@@ -65,19 +64,17 @@ def status(ctx: typer.Context) -> None:
     with engine.connect() as connection:
         version = connection.exec_driver_sql("SHOW server_version").scalar()
         heads = migrate.current_heads(connection)
-        nodes = []
-        if execute(connection, queries["citus_installed"]).scalar_one():
-            nodes = list(execute(connection, queries["citus_nodes"]))
+        workers = worker_health(connection)
     current = migrate.revision_name(heads)
     applied = migrate.applied_revisions(heads)
     head = migrate.head_revision()
     note = "up to date" if head in applied else f"behind head {head}: run focuscrawl db upgrade"
     typer.echo(f"PostgreSQL {version}; schema revision {current or 'none'} ({note})")
-    for node in nodes:
-        health = "up" if node.reachable else "DOWN: the coordinator cannot reach it"
-        inactive = "" if node.isactive else " (not active)"
-        typer.echo(f"worker {node.nodename}:{node.nodeport}{inactive}: {health}")
-    if any(not node.reachable for node in nodes):
+    for worker in workers:
+        health = "up" if worker.reachable else "DOWN: the coordinator cannot reach it"
+        inactive = "" if worker.active else " (not active)"
+        typer.echo(f"worker {worker.node}{inactive}: {health}")
+    if any(not worker.reachable for worker in workers):
         raise typer.Exit(1)  # a node down is an alarm for whoever runs this
 
 

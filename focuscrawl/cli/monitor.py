@@ -96,20 +96,23 @@ def live(
     ] = None,
 ) -> None:
     """Refresh a dashboard: pages, pages/s, harvest rate, frontier, classifier backlog,
-    errors, and the stagnation and diffusion alarms. Ctrl-C ends it."""
+    errors, and the stagnation and diffusion alarms; on a Citus cluster, each worker the
+    coordinator cannot reach. Ctrl-C ends it."""
     if ctx.invoked_subcommand is not None:
         return
     if interval <= 0 or window <= 0:
         raise ConfigError("--interval and --window must be above 0")
-    from focuscrawl.monitor.dashboard import Watch, render, snapshot
+    from focuscrawl.monitor.dashboard import Watch, health, render
 
     engine = engine_from(ctx)
     watch = Watch(window_s=window)
     tty = sys.stdout.isatty()
     shown = 0
     while True:
-        watch.add(snapshot(engine))
-        text = render(watch)
+        snap, state = health(engine)  # a node or the server away is an alarm, not an end
+        if snap is not None:
+            watch.add(snap)
+        text = render(watch, state)
         typer.echo(("\x1b[H\x1b[2J" if tty else "") + text + ("" if tty else "\n"))
         shown += 1
         if once or (count is not None and shown >= count):

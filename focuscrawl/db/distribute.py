@@ -31,7 +31,15 @@ from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
 from focuscrawl.errors import DatabaseError
 
-__all__ = ["DISTRIBUTED", "FUNCTIONS", "REFERENCE", "Distributed", "distribute"]
+__all__ = [
+    "DISTRIBUTED",
+    "FUNCTIONS",
+    "REFERENCE",
+    "Distributed",
+    "WorkerHealth",
+    "distribute",
+    "worker_health",
+]
 
 #: distributed by bucket, colocated with the first
 DISTRIBUTED = (
@@ -49,6 +57,30 @@ FUNCTIONS = (
 )  # fmt: skip
 #: url(doc), the computed field, depends on doc: distributed after it
 DOC_FUNCTIONS = ("url(doc)",)
+
+
+@dataclass(frozen=True)
+class WorkerHealth:
+    """A worker of the cluster as the coordinator sees it now."""
+
+    node: str  # host:port, as the coordinator names it
+    active: bool
+    reachable: bool
+
+    @property
+    def up(self) -> bool:
+        return self.active and self.reachable
+
+
+def worker_health(connection: Connection) -> list[WorkerHealth]:
+    """Each worker of a Citus coordinator and whether it reaches it now (sql/distribute.sql:
+    citus_nodes); [] on a server without Citus. Runs with a worker down."""
+    if not execute(connection, queries["citus_installed"]).scalar_one():
+        return []
+    return [
+        WorkerHealth(f"{row.nodename}:{row.nodeport}", bool(row.isactive), bool(row.reachable))
+        for row in execute(connection, queries["citus_nodes"])
+    ]
 
 
 @dataclass

@@ -11,6 +11,10 @@ the two alarms the paper left unimplemented, and one for a crawl that finds litt
   ``low_harvest``: the crawl finds little of its topic from the start (weak examples,
   seeds far from the topic), which the two alarms above, relative to the crawl's own
   best, never raise.
+
+On a Citus cluster it also names each worker the coordinator cannot reach: a node down
+is an alarm, and the live view goes on (showing the last numbers it could read) until
+the node is back.
 """
 
 from __future__ import annotations
@@ -19,12 +23,15 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from focuscrawl.db.database import execute
+from focuscrawl.db.database import error_line, execute
+from focuscrawl.db.distribute import WorkerHealth, worker_health
+from focuscrawl.db.outages import unavailable
 from focuscrawl.db.queries import queries
 
-__all__ = ["Alarms", "Snapshot", "Watch", "render", "snapshot"]
+__all__ = ["Alarms", "Health", "Snapshot", "Watch", "health", "render", "snapshot"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,43 @@ def snapshot(engine: Engine) -> Snapshot:
         avg_100=None if row.avg_100 is None else float(row.avg_100),
         avg_1000=None if row.avg_1000 is None else float(row.avg_1000),
     )
+
+
+@dataclass(frozen=True)
+class Health:
+    """Whether the crawl's numbers could be read now, and each worker of a cluster."""
+
+    #: why the numbers could not be read (a node or the server away); None: they were
+    outage: str | None = None
+    workers: tuple[WorkerHealth, ...] = ()
+
+    @property
+    def alarm(self) -> str | None:
+        down = [w.node for w in self.workers if not w.up]
+        if down:
+            return f"worker{'s' if len(down) > 1 else ''} {', '.join(down)} DOWN"
+        return f"cannot read the crawl: {self.outage}" if self.outage else None
+
+
+def health(engine: Engine) -> tuple[Snapshot | None, Health]:
+    """A snapshot of the crawl, or None while the database (or a node of it) is away,
+    and the cluster's health. Errors other than an outage are raised."""
+    snap, outage = None, None
+    try:
+        snap = snapshot(engine)
+    except sa.exc.DBAPIError as exc:
+        if not unavailable(exc):
+            raise
+        outage = error_line(exc)
+    workers: list[WorkerHealth] = []
+    try:
+        with engine.connect() as connection:
+            workers = worker_health(connection)
+    except sa.exc.DBAPIError as exc:
+        if not unavailable(exc):
+            raise
+        outage = outage or error_line(exc)
+    return snap, Health(outage, tuple(workers))
 
 
 @dataclass(frozen=True)
@@ -157,8 +201,18 @@ def _value(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def render(watch: Watch) -> str:
-    """The dashboard as lines of text."""
+def render(watch: Watch, state: Health | None = None) -> str:
+    """The dashboard as lines of text: the newest snapshot's numbers and alarms, and
+    with ``state`` the database's (an outage, each worker of a cluster)."""
+    state = state or Health()
+    head = [f"focuscrawl monitor  {time.strftime('%H:%M:%S')}"]
+    if state.workers or state.outage:
+        head.append(f"  database alarm     {state.alarm or 'no'}")
+    if state.workers:
+        up = sum(w.up for w in state.workers)
+        head.append(f"  workers            {up} of {len(state.workers)} up")
+    if not watch.history:
+        return "\n".join(head)
     s = watch.history[-1]
     alarms = watch.alarms()
     trend = ""
@@ -167,7 +221,7 @@ def render(watch: Watch) -> str:
             " rising" if s.avg_100 > s.avg_1000 else " falling" if s.avg_100 < s.avg_1000 else ""
         )
     lines = [
-        f"focuscrawl monitor  {time.strftime('%H:%M:%S')}",
+        *head,
         f"  pages fetched      {s.fetched:,}   failed {s.failed:,}   errors {s.errors:,}",
         f"  pages/s            {_value(watch.pages_per_s(), 1)} (over {watch.window_s:.0f} s)",
         f"  relevant pages/s   {_value(watch.acquisition_rate(), 2)} (sum of R gained)",

@@ -23,14 +23,17 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+import sqlalchemy as sa
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy.engine import Engine
 
 from focuscrawl.db.database import execute
+from focuscrawl.db.outages import unavailable
 from focuscrawl.db.queries import queries
 from focuscrawl.errors import ConfigError
+from focuscrawl.monitor.dashboard import health
 
 __all__ = [
     "DOCUMENTED",
@@ -71,6 +74,11 @@ DOCUMENTED: dict[str, dict[str, str]] = {
         "focuscrawl_relevance_sum": "Sum of R over scored pages: relevant pages acquired.",
         "focuscrawl_harvest": "Mean R of the last 100 and 1,000 scored fetches (label window).",
         "focuscrawl_model_version": "model_id of the newest page classifier (0: none).",
+        "focuscrawl_database_up": "1 when the crawl's numbers could be read at the scrape, "
+        "0 while the server or a Citus worker is away (the other crawl metrics are then "
+        "left out).",
+        "focuscrawl_worker_up": "Each Citus worker (label node, host:port): 1 when the "
+        "coordinator reaches it (none on one server).",
     },
 }
 
@@ -157,26 +165,44 @@ class _DatabaseCollector(Collector):
         self.engine = engine
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        with self.engine.connect() as connection:
-            row = execute(connection, queries["monitor/dashboard"]).one()
-            model = execute(connection, queries["newest_model_id"]).scalar()
-        pages = GaugeMetricFamily("focuscrawl_pages", "Documents by state", labels=["state"])
-        for state in ("fetched", "failed", "frontier"):
-            pages.add_metric([state], float(getattr(row, state)))
-        yield pages
-        yield GaugeMetricFamily("focuscrawl_errors", "Tried URLs with an error", row.errors)
+        snap, state = health(self.engine)  # the live view's reading
         yield GaugeMetricFamily(
-            "focuscrawl_classifier_backlog", "Fetched pages not yet scored", row.unscored
+            "focuscrawl_database_up",
+            "Whether the crawl's numbers could be read at this scrape",
+            0.0 if snap is None else 1.0,
+        )
+        workers = GaugeMetricFamily(
+            "focuscrawl_worker_up", "Citus worker reachable from the coordinator", labels=["node"]
+        )
+        for worker in state.workers:
+            workers.add_metric([worker.node], 1.0 if worker.up else 0.0)
+        yield workers
+        if snap is None:
+            return  # a node or the server away: its health is the whole answer
+        try:
+            with self.engine.connect() as connection:
+                model = execute(connection, queries["newest_model_id"]).scalar()
+        except sa.exc.DBAPIError as exc:
+            if not unavailable(exc):
+                raise
+            model = None  # away since the snapshot: the other numbers stand
+        pages = GaugeMetricFamily("focuscrawl_pages", "Documents by state", labels=["state"])
+        for state_name in ("fetched", "failed", "frontier"):
+            pages.add_metric([state_name], float(getattr(snap, state_name)))
+        yield pages
+        yield GaugeMetricFamily("focuscrawl_errors", "Tried URLs with an error", snap.errors)
+        yield GaugeMetricFamily(
+            "focuscrawl_classifier_backlog", "Fetched pages not yet scored", snap.unscored
         )
         yield GaugeMetricFamily(
-            "focuscrawl_relevance_sum", "Sum of R over scored pages", float(row.relevance_sum)
+            "focuscrawl_relevance_sum", "Sum of R over scored pages", snap.relevance_sum
         )
         harvest = GaugeMetricFamily(
             "focuscrawl_harvest", "Mean R of the last scored fetches", labels=["window"]
         )
-        for window, value in (("100", row.avg_100), ("1000", row.avg_1000)):
+        for window, value in (("100", snap.avg_100), ("1000", snap.avg_1000)):
             if value is not None:
-                harvest.add_metric([window], float(value))
+                harvest.add_metric([window], value)
         yield harvest
         yield GaugeMetricFamily("focuscrawl_model_version", "Newest page model_id", model or 0)
 

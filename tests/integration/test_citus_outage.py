@@ -7,17 +7,21 @@ CI=true it must run."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import re
 import time
 from pathlib import Path
 
+from prometheus_client import generate_latest
+
+from focuscrawl.db.database import make_engine
+from focuscrawl.monitor.metrics import CrawlMetrics
 from focuscrawl.webbox.server import iter_log
 from tests.integration.citus_nodes import (
     check_whole,
     cli_environment,
     focuscrawl,
     prepare_crawl,
+    run_focuscrawl,
     running_cluster,
     soft_crawl,
 )
@@ -31,6 +35,7 @@ CRAWLERS = 2
 def test_a_crawl_waits_out_a_worker_stopped_twice(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "cluster", BASE_PORT) as nodes:
         url = nodes.url()
+        engine = make_engine(url)
         env = cli_environment(url, tmp_path / "home")
         prepare_crawl(env, tmp_path, SHARDS)
         worker = nodes.nodes[1]
@@ -40,20 +45,29 @@ def test_a_crawl_waits_out_a_worker_stopped_twice(tmp_path: Path) -> None:
                 crawl.wait_for(url, at, 180)
                 worker.down()
                 started = time.monotonic()
-                status = subprocess.run(
-                    [sys.executable, "-m", "focuscrawl", "db", "status"],
-                    env=env, capture_output=True, text=True, timeout=60,
-                )  # fmt: skip
+                status = run_focuscrawl(env, "db", "status")
+                monitor = run_focuscrawl(env, "monitor", "--once")
+                scraped = generate_latest(CrawlMetrics(engine).registry).decode()
                 time.sleep(max(OUTAGE_S - (time.monotonic() - started), 0))
                 worker.up()
-                # a node down is an alarm: db status names it and exits 1
+                # a node down is an alarm: db status names it and exits 1; the live view
+                # and the crawl's /metrics say so and go on
                 assert status.returncode == 1, status.stdout + status.stderr
                 assert f":{worker.port}: DOWN" in status.stdout, status.stdout
+                assert monitor.returncode == 0, monitor.stderr
+                assert f":{worker.port} DOWN" in monitor.stdout, monitor.stdout
+                assert "workers            1 of 2 up" in monitor.stdout, monitor.stdout
+                assert re.search(rf'focuscrawl_worker_up{{node=".*:{worker.port}"}} 0\.0', scraped)
+                assert "focuscrawl_database_up 0.0" in scraped, scraped
             logged = crawl.finish()
         assert "event=db_wait" in logged  # the outage reached the crawl
         pages = [(host, path) for _, host, path, _, _ in iter_log(log) if path != "/robots.txt"]
         assert len(pages) == len(set(pages)), "a page was fetched twice"
         healthy = focuscrawl(env, "db", "status")  # exits 0: every worker up
         assert healthy.count(": up") == 2, healthy
+        scraped = generate_latest(CrawlMetrics(engine).registry).decode()
+        assert re.findall(r'focuscrawl_worker_up\{node="[^"]+"\} (\S+)', scraped) == ["1.0"] * 2
+        assert "focuscrawl_database_up 1.0" in scraped, scraped
+        engine.dispose()
         focuscrawl(env, "classify", "run", "--once", "--quiet")
         check_whole(url)
