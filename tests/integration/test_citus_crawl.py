@@ -176,3 +176,21 @@ def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
         cluster, "SELECT count(*) FILTER (WHERE state = 2), count(found_seq) FROM doc"
     )
     assert fetched_after > fetched and numbered > 0
+
+    # Migrating the distributed crawl (docs/how-to/several-machines.md): three revisions
+    # down and up again, the newest of which add columns to distributed tables and change
+    # how rows replicate, keep every row, and every worker's shards follow the schema
+    counts = "SELECT (SELECT count(*) FROM doc), (SELECT count(*) FROM link)"
+    before = _rows(cluster, counts)
+    focuscrawl(env, "db", "downgrade", "0018")
+    assert "behind head" in focuscrawl(env, "db", "status")
+    focuscrawl(env, "db", "upgrade")
+    assert "distributed" in focuscrawl(env, "db", "distribute")  # idempotent, as the docs say
+    assert _rows(cluster, counts) == before
+    ((shard_columns,),) = _rows(
+        cluster,
+        "SELECT array_agg(result ORDER BY nodeport) FROM run_command_on_workers($$"
+        "SELECT count(*) FROM information_schema.columns "
+        "WHERE table_name ~ '^link_[0-9]+$' AND column_name = 'own'$$)",
+    )
+    assert len(shard_columns) == 2 and all(int(n) > 0 for n in shard_columns), shard_columns
