@@ -25,16 +25,22 @@ from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 from tests.classifier.topics import write_tree_dir
 
 
+def citus_or_skip() -> Path:
+    """The bin directory of PostgreSQL with Citus, built on first use (~90 s); skipped
+    with a one-line reason without ../shared/tools/citus-build, failed under CI=true."""
+    if not CITUS_BUILD.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but no {CITUS_BUILD} to build Citus with")
+        pytest.skip(f"no {CITUS_BUILD}: the Citus tests need it")
+    return citus_bin_dir()
+
+
 @contextmanager
 def running_cluster(home: Path, base_port: int) -> Iterator[LocalCluster]:
     """A coordinator and two workers from port ``base_port``, brought up and down as a
     user does (``focuscrawl cluster up`` with ``home`` as FOCUSCRAWL_HOME); the cluster,
     for what a test does to its nodes."""
-    if not CITUS_BUILD.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but no {CITUS_BUILD} to build Citus with")
-        pytest.skip(f"no {CITUS_BUILD}: the Citus tests need it")
-    citus_bin_dir()  # built (once, ~90 s) here, for a clear failure if it cannot be
+    citus_or_skip()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
     env["FOCUSCRAWL_HOME"] = str(home)
     try:

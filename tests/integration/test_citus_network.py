@@ -1,0 +1,79 @@
+"""A Citus cluster of three "machines" (network namespaces the test makes, on a bridge of
+its own) over TCP with passwords, as docs/how-to/several-machines.md sets up real ones:
+a soft crawl with the classifier runs on it from this machine and ends whole; the
+coordinator reaches its workers over the network, and a wrong password is refused.
+Skipped without ../shared/tools/citus-build or the rights to make namespaces; under
+CI=true it must run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg2
+import pytest
+
+from tests.integration.citus_network import PASSWORD, network_cluster, network_or_skip
+from tests.integration.citus_nodes import (
+    check_whole,
+    citus_or_skip,
+    cli_environment,
+    prepare_crawl,
+    soft_crawl,
+)
+
+PAGES = 200
+SHARDS = 4
+
+
+def _one(url: str, statement: str) -> tuple[object, ...]:
+    connection = psycopg2.connect(url)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(statement)
+            row = cursor.fetchone()
+            assert row is not None
+            return tuple(row)
+    finally:
+        connection.close()
+
+
+def test_a_crawl_on_three_machines_over_tcp_with_passwords(tmp_path: Path) -> None:
+    bin_dir = citus_or_skip()
+    network_or_skip()
+    with network_cluster(tmp_path / "nodes", bin_dir) as cluster:
+        url = cluster.url()
+        with pytest.raises(psycopg2.OperationalError, match="password authentication failed"):
+            psycopg2.connect(cluster.url(password=PASSWORD + "x")).close()
+        nodes = _one(url, "SELECT array_agg(nodename ORDER BY nodeid) FROM pg_dist_node")
+        assert nodes == ([host.address for host in cluster.hosts],)
+
+        env = cli_environment(url, tmp_path / "home")
+        prepare_crawl(env, tmp_path, SHARDS)
+        with soft_crawl(env, crawlers=1, pages=PAGES) as crawl:
+            crawl.finish()
+        check_whole(url, PAGES)
+        # the crawl's statements ran on the workers' shards, which the coordinator
+        # reached over the network with the password
+        coordinator = cluster.hosts[0].address
+        for n in (1, 2):
+            worker = cluster.url(n)
+            held = _one(
+                worker, f"SELECT count(*) FROM pg_stat_activity WHERE client_addr = '{coordinator}'"
+            )
+            assert held[0] >= 1, held  # the coordinator's connection, kept between statements
+            ((shards,),) = [_one(worker, "SELECT count(*) FROM pg_dist_shard_placement")]
+            assert shards > 0
+        # a worker copies a shard to another (as a rebalance does) over the network
+        shard, source = _one(
+            url,
+            "SELECT s.shardid, p.nodename FROM pg_dist_shard AS s "
+            "JOIN pg_dist_placement AS pl USING (shardid) JOIN pg_dist_node AS p USING (groupid) "
+            f"WHERE s.logicalrelid = 'doc'::regclass AND p.nodename <> '{coordinator}' LIMIT 1",
+        )
+        target = next(h.address for h in cluster.hosts[1:] if h.address != source)
+        _one(
+            url,
+            f"SELECT citus_move_shard_placement({shard}, '{source}', 5432, '{target}', 5432, "
+            "shard_transfer_mode := 'block_writes')",
+        )
+        check_whole(url, PAGES)
