@@ -57,7 +57,10 @@ def test_a_crawl_that_fetched_nothing_says_why_and_its_failures_can_be_retried(
     assert made.returncode == 0, made.stderr
     seeds = cli("webbox", "urls", "--corpus", "tiny", "--sample", "3", env=env).stdout.split()
     assert len(seeds) == 3 and cli("seed", "add", *seeds, env=env).returncode == 0
+    # (short waits: a failed try waits out the host's delay, and an idle crawler 5 s,
+    # which tell this test nothing and cost it 20 s)
     crawl = ("crawl", "run", "--mode", "bfs", "--max-pages", "20", "--quiet")
+    crawl += ("--idle-exit", "0.5", "--host-delay", "0.1")
 
     unresolved = cli(*crawl, env=env)
     assert unresolved.returncode == 2
