@@ -24,7 +24,7 @@ from focuscrawl.db.embedded import DATABASE_NAME, EmbeddedServer, _bin_dir
 from focuscrawl.db.queries import queries
 from focuscrawl.errors import DatabaseError
 
-__all__ = ["CITUS_BUILD", "LocalCluster", "NodeState", "citus_bin_dir"]
+__all__ = ["CITUS_BUILD", "LocalCluster", "NodeState", "citus_bin_dir", "run_statement"]
 
 #: the build script beside the checkout (../shared/tools/citus-build)
 CITUS_BUILD = Path(__file__).resolve().parents[3] / "shared" / "tools" / "citus-build"
@@ -147,12 +147,12 @@ class LocalCluster:
         self._save()
         for node in self.nodes:
             node.up()
-            _execute(node.url(), "CREATE EXTENSION IF NOT EXISTS citus")
+            run_statement(node.url(), "CREATE EXTENSION IF NOT EXISTS citus")
         host, port = _socket(self.coordinator.url())
-        _execute(self.url(), f"SELECT citus_set_coordinator_host('{host}', {port})")
+        run_statement(self.url(), f"SELECT citus_set_coordinator_host('{host}', {port})")
         for worker in self.nodes[1:]:
             host, port = _socket(worker.url())
-            _execute(
+            run_statement(
                 self.url(),
                 "SELECT citus_add_node(%s, %s) WHERE NOT EXISTS "
                 "(SELECT FROM pg_dist_node WHERE nodename = %s AND nodeport = %s)",
@@ -166,7 +166,7 @@ class LocalCluster:
         node = self._node(len(self.nodes))
         self.nodes.append(node)
         node.up()
-        _execute(node.url(), "CREATE EXTENSION IF NOT EXISTS citus")
+        run_statement(node.url(), "CREATE EXTENSION IF NOT EXISTS citus")
         return node
 
     def add_worker(self, node: EmbeddedServer | None = None) -> str:
@@ -176,7 +176,7 @@ class LocalCluster:
         node = node or self.start_worker()
         self.workers += 1
         host, port = _socket(node.url())
-        _execute(self.url(), "SELECT citus_add_node(%s, %s)", (host, port))
+        run_statement(self.url(), "SELECT citus_add_node(%s, %s)", (host, port))
         self._save()
         return node.url()
 
@@ -227,7 +227,9 @@ def _rows(url: str, statement: str) -> list[tuple[Any, ...]]:
         connection.close()
 
 
-def _execute(url: str, statement: str, params: tuple[object, ...] | None = None) -> None:
+def run_statement(url: str, statement: str, params: tuple[object, ...] | None = None) -> None:
+    """Run one statement on the server at ``url``, outside a transaction (as a cluster's
+    set-up must: CREATE EXTENSION, citus_add_node)."""
     connection = psycopg2.connect(url)
     try:
         connection.autocommit = True

@@ -22,10 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg2
 import pytest
 
-from focuscrawl.db.cluster import NODE_SHARED_BUFFERS
+from focuscrawl.db.cluster import NODE_SHARED_BUFFERS, run_statement
 from focuscrawl.db.embedded import EmbeddedServer
 
 SUBNET = "10.231.7"  # the bridge is .1, node n is .(10 + n)
@@ -159,31 +158,23 @@ def network_cluster(home: Path, bin_dir: Path, workers: int = 2) -> Iterator[Net
                     node.up()
                 nodes.append(node)
                 (node.pgdata / "pg_hba.conf").write_text(HBA)
-                _run(node.url(), f"ALTER ROLE postgres PASSWORD '{PASSWORD}'")
-                _run(node.url(), "SELECT pg_reload_conf()")
-                _run(node.url(), "CREATE EXTENSION IF NOT EXISTS citus")
+                run_statement(node.url(), f"ALTER ROLE postgres PASSWORD '{PASSWORD}'")
+                run_statement(node.url(), "SELECT pg_reload_conf()")
+                run_statement(node.url(), "CREATE EXTENSION IF NOT EXISTS citus")
                 # the password this node gives the others (Citus does not copy it: each
                 # node needs its own)
-                _run(
+                run_statement(
                     node.url(),
                     "INSERT INTO pg_dist_authinfo (nodeid, rolename, authinfo) "
                     f"VALUES (0, 'postgres', 'password={PASSWORD}')",
                 )
             coordinator = nodes[0].url()
-            _run(coordinator, f"SELECT citus_set_coordinator_host('{machines[0].address}', {PORT})")
+            run_statement(
+                coordinator, f"SELECT citus_set_coordinator_host('{machines[0].address}', {PORT})"
+            )
             for host in machines[1:]:
-                _run(coordinator, f"SELECT citus_add_node('{host.address}', {PORT})")
+                run_statement(coordinator, f"SELECT citus_add_node('{host.address}', {PORT})")
             yield NetworkCluster(machines, nodes)
         finally:
             for node in reversed(nodes):
                 node.down()
-
-
-def _run(url: str, statement: str) -> None:
-    connection = psycopg2.connect(url)
-    try:
-        connection.autocommit = True
-        with connection.cursor() as cursor:
-            cursor.execute(statement)
-    finally:
-        connection.close()
