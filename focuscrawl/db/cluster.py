@@ -15,13 +15,13 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import psycopg2
 from psycopg2.extensions import parse_dsn
 
+from focuscrawl.db.database import make_engine
+from focuscrawl.db.distribute import worker_health
 from focuscrawl.db.embedded import DATABASE_NAME, EmbeddedServer, _bin_dir
-from focuscrawl.db.queries import queries
 from focuscrawl.errors import DatabaseError
 
 __all__ = ["CITUS_BUILD", "LocalCluster", "NodeState", "citus_bin_dir", "run_statement"]
@@ -110,9 +110,9 @@ class LocalCluster:
         return node
 
     @classmethod
-    def existing(cls, home: Path, bin_dir: Path | None = None) -> LocalCluster | None:
-        """The cluster made under ``home`` before (None: none was); ``bin_dir`` is looked
-        up (``citus_bin_dir``) only when it is not given and the layout names none."""
+    def existing(cls, home: Path) -> LocalCluster | None:
+        """The cluster made under ``home`` before (None: none was), run from the PostgreSQL
+        its layout names (``citus_bin_dir`` when that is gone)."""
         layout = home / LAYOUT_FILE
         if not layout.exists():
             return None
@@ -122,7 +122,7 @@ class LocalCluster:
             recorded = Path(made["bin_dir"]) if made.get("bin_dir") else None
         except (ValueError, KeyError, TypeError) as exc:
             raise DatabaseError(f"{layout} is not a cluster layout ({exc}); remove it") from exc
-        bin_dir = bin_dir or (recorded if recorded and recorded.exists() else citus_bin_dir())
+        bin_dir = recorded if recorded and recorded.exists() else citus_bin_dir()
         return cls(home, bin_dir, workers=workers, base_port=base_port)
 
     def _save(self) -> None:
@@ -198,15 +198,19 @@ class LocalCluster:
         """Each node: running or not, and whether the coordinator uses and reaches it
         (``sql/distribute.sql``: citus_nodes)."""
         states = [node.status() for node in self.nodes]
-        serving: set[tuple[str, int]] | None = None
+        serving: set[str] | None = None
         if states[0].running:
-            rows = _rows(self.url(), queries["citus_nodes"])
-            serving = {(str(r[0]), int(r[1])) for r in rows if r[2] and r[3]}
+            engine = make_engine(self.url())
+            try:
+                with engine.connect() as connection:
+                    serving = {w.node for w in worker_health(connection) if w.up}
+            finally:
+                engine.dispose()
         result = []
         for n, (node, state) in enumerate(zip(self.nodes, states, strict=True)):
             used = None
             if n > 0 and serving is not None:
-                used = (str(node.socket_dir()), node.port) in serving
+                used = f"{node.socket_dir()}:{node.port}" in serving
             result.append(NodeState(node.home.name, node.port, state.running, state.pid, used))
         return result
 
@@ -215,16 +219,6 @@ def _socket(url: str) -> tuple[str, int]:
     """(socket directory, port) of a node's URL: how the other nodes reach it."""
     dsn = parse_dsn(url)
     return dsn["host"], int(dsn["port"])
-
-
-def _rows(url: str, statement: str) -> list[tuple[Any, ...]]:
-    connection = psycopg2.connect(url)
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(statement)
-            return list(cursor.fetchall())
-    finally:
-        connection.close()
 
 
 def run_statement(url: str, statement: str, params: tuple[object, ...] | None = None) -> None:

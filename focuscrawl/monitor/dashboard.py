@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -31,7 +33,18 @@ from focuscrawl.db.distribute import WorkerHealth, worker_health
 from focuscrawl.db.outages import unavailable
 from focuscrawl.db.queries import queries
 
-__all__ = ["Alarms", "Health", "Snapshot", "Watch", "health", "render", "snapshot"]
+__all__ = [
+    "Alarms",
+    "Health",
+    "Snapshot",
+    "Watch",
+    "health",
+    "render",
+    "snapshot",
+    "unless_away",
+]
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -79,25 +92,28 @@ class Health:
         return f"cannot read the crawl: {self.outage}" if self.outage else None
 
 
+def unless_away(read: Callable[[], _T]) -> tuple[_T | None, str | None]:
+    """``read()``, or None and why while the database (or a node of it) is away; errors
+    other than an outage are raised."""
+    try:
+        return read(), None
+    except sa.exc.DBAPIError as exc:
+        if not unavailable(exc):
+            raise
+        return None, error_line(exc)
+
+
 def health(engine: Engine) -> tuple[Snapshot | None, Health]:
     """A snapshot of the crawl, or None while the database (or a node of it) is away,
-    and the cluster's health. Errors other than an outage are raised."""
-    snap, outage = None, None
-    try:
-        snap = snapshot(engine)
-    except sa.exc.DBAPIError as exc:
-        if not unavailable(exc):
-            raise
-        outage = error_line(exc)
-    workers: list[WorkerHealth] = []
-    try:
+    and the cluster's health."""
+
+    def workers() -> list[WorkerHealth]:
         with engine.connect() as connection:
-            workers = worker_health(connection)
-    except sa.exc.DBAPIError as exc:
-        if not unavailable(exc):
-            raise
-        outage = outage or error_line(exc)
-    return snap, Health(outage, tuple(workers))
+            return worker_health(connection)
+
+    snap, outage = unless_away(lambda: snapshot(engine))
+    nodes, away = unless_away(workers)
+    return snap, Health(outage or away, tuple(nodes or ()))
 
 
 @dataclass(frozen=True)

@@ -23,17 +23,15 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-import sqlalchemy as sa
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy.engine import Engine
 
 from focuscrawl.db.database import execute
-from focuscrawl.db.outages import unavailable
 from focuscrawl.db.queries import queries
 from focuscrawl.errors import ConfigError
-from focuscrawl.monitor.dashboard import health
+from focuscrawl.monitor.dashboard import health, unless_away
 
 __all__ = [
     "DOCUMENTED",
@@ -179,13 +177,12 @@ class _DatabaseCollector(Collector):
         yield workers
         if snap is None:
             return  # a node or the server away: its health is the whole answer
-        try:
+
+        def newest_model() -> Any:
             with self.engine.connect() as connection:
-                model = execute(connection, queries["newest_model_id"]).scalar()
-        except sa.exc.DBAPIError as exc:
-            if not unavailable(exc):
-                raise
-            model = None  # away since the snapshot: the other numbers stand
+                return execute(connection, queries["newest_model_id"]).scalar()
+
+        model, _ = unless_away(newest_model)  # away since the snapshot: the rest stands
         pages = GaugeMetricFamily("focuscrawl_pages", "Documents by state", labels=["state"])
         for state_name in ("fetched", "failed", "frontier"):
             pages.add_metric([state_name], float(getattr(snap, state_name)))
