@@ -41,8 +41,7 @@ def running_cluster(home: Path, base_port: int) -> Iterator[LocalCluster]:
     user does (``focuscrawl cluster up`` with ``home`` as FOCUSCRAWL_HOME); the cluster,
     for what a test does to its nodes."""
     citus_or_skip()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
-    env["FOCUSCRAWL_HOME"] = str(home)
+    env = home_environment(home)
     try:
         focuscrawl(env, "cluster", "up", "--port", str(base_port))
         cluster = LocalCluster.existing(home / "cluster")
@@ -59,12 +58,18 @@ def local_cluster(home: Path, base_port: int) -> Iterator[str]:
         yield cluster.url()
 
 
+def home_environment(home: Path) -> dict[str, str]:
+    """The environment of a user's ``focuscrawl`` commands with ``home`` as their home
+    (nothing of the test runner's own settings)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
+    env["FOCUSCRAWL_HOME"] = str(home)
+    return env
+
+
 def cli_environment(url: str, home: Path) -> dict[str, str]:
     """The environment a user's ``focuscrawl`` commands run in against the cluster at
-    ``url``, with ``home`` as their home (nothing of the test runner's own settings)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
-    env.update({"FOCUSCRAWL_DATABASE_URL": url, "FOCUSCRAWL_HOME": str(home)})
-    return env
+    ``url``, with ``home`` as their home."""
+    return {**home_environment(home), "FOCUSCRAWL_DATABASE_URL": url}
 
 
 def run_focuscrawl(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -7,7 +7,6 @@ must avoid) are what Citus 12.1 accepts or refuses. Skipped with a one-line reas
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import psycopg2
 import pytest
 
 from focuscrawl.db.cluster import BASE_PORT, LocalCluster
-from tests.integration.citus_nodes import run_focuscrawl, running_cluster
+from tests.integration.citus_nodes import home_environment, run_focuscrawl, running_cluster
 
 
 @pytest.fixture(scope="module")
@@ -232,8 +231,7 @@ def test_cluster_status_names_a_node_that_is_down_and_up_brings_it_back(
     nodes: LocalCluster,
 ) -> None:
     # (last in the module: it stops a worker)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
-    env["FOCUSCRAWL_HOME"] = str(nodes.home.parent)
+    env = home_environment(nodes.home.parent)
     ports = [BASE_PORT, BASE_PORT + 1, BASE_PORT + 2]
     done = run_focuscrawl(env, "cluster", "status")
     assert done.returncode == 0, done.stderr
