@@ -4,11 +4,14 @@ The crawl's frontier estimate is a crawl-wide setting (``crawl_setting`` 'estima
 written by ``crawl run`` from its mode, or by ``eval`` for its strategies):
 
 ``soft`` (the default)
-    the link learner with the parent's relevance: for each unvisited out-link ``l`` of
-    a scored page ``p``, log sigmoid(s(l)) with ``p``'s best leaf and relevance bucket among
-    the features (focuscrawl.topics.linkmodel); a URL keeps the best of its in-links.
+    the link learner with the parent's relevance, and the anchor read by the page
+    classifier: for each unvisited out-link ``l`` of a scored page ``p``, log sigmoid(s(l))
+    with ``p``'s best leaf and relevance bucket among the features, plus
+    log((1 + R'(anchor)) / 2) (focuscrawl.topics.linkmodel); a URL keeps the best of its
+    in-links.
 ``apprentice``
-    the same without the parent's relevance (the 2002 paper's apprentice alone).
+    the learner without the parent's relevance or the anchor's reading (the 2002 paper's
+    apprentice alone).
 ``paths``
     as ``soft``, the learner also taught a link's value over two steps: a link into a
     page that links to relevant pages is worth ``PATH_DISCOUNT`` times their best R
@@ -40,9 +43,15 @@ from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap
 from focuscrawl.errors import ConfigError
-from focuscrawl.topics.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts
+from focuscrawl.topics.linkmodel import (
+    ANCHOR_ESTIMATES,
+    ANCHOR_FLOOR,
+    LINK_ESTIMATES,
+    LinkModel,
+    LinkParts,
+)
 
-__all__ = ["ESTIMATES", "Parent", "pass_estimates"]
+__all__ = ["ESTIMATES", "Parent", "anchor_terms", "pass_estimates"]
 
 ESTIMATES = ("soft", "soft-1999", "apprentice", "paths", "anchor", "page+anchor")
 
@@ -65,16 +74,29 @@ def _rows(connection: Connection, name: str, params: dict[str, Any]) -> list[tup
     return [tuple(row) for row in execute(connection, queries[name], params).all()]
 
 
+def anchor_terms(
+    page_model: HierarchicalModel | None,
+    anchors: Sequence[str | None],
+    good_frontier: Sequence[int],
+) -> NDArray[np.float64]:
+    """log((1 + R'(anchor)) / 2) of each anchor: the page classifier's reading of a link's
+    words, in [log 1/2, 0] (``ANCHOR_FLOOR`` without a classifier, as at check-in)."""
+    if page_model is None or not anchors:
+        return np.full(len(anchors), ANCHOR_FLOOR)
+    log_r = page_model.score([a or "" for a in anchors]).log_relevance(good_frontier)
+    return np.log1p(np.exp(log_r)) + ANCHOR_FLOOR
+
+
 def _own_sums(
     connection: Connection, model: LinkModel, rows: list[tuple[Any, ...]]
 ) -> tuple[list[tuple[Any, ...]], NDArray[np.float32]]:
-    """The links of ``rows`` (oid_src, oid_dst, own) and the sums of their own features'
-    weights: those the crawler stored with ``model``, the others summed here from the
-    links' words, read for their pages only. A link whose target was claimed between
-    the two reads is left out."""
-    unsummed = list(dict.fromkeys(src for src, _, own in rows if own is None))
+    """The links of ``rows`` (oid_src, oid_dst, own, anchor) and the sums of their own
+    features' weights: those the crawler stored with ``model``, the others summed here
+    from the links' words, read for their pages only. A link whose target was claimed
+    between the two reads is left out."""
+    unsummed = list(dict.fromkeys(row[0] for row in rows if row[2] is None))
     if not unsummed:
-        return rows, np.asarray([own for _, _, own in rows], dtype=np.float32)
+        return rows, np.asarray([row[2] for row in rows], dtype=np.float32)
     found = _rows(connection, "scored_out_link_words", {"oids": unsummed})
     words = {(row[0], row[1]): LinkParts(*row[2:]) for row in found}
     kept: list[tuple[Any, ...]] = []
@@ -82,7 +104,7 @@ def _own_sums(
     missing: list[int] = []
     parts: list[LinkParts] = []
     for row in rows:
-        src, dst, own = row
+        src, dst, own, _ = row
         if own is None:
             said = words.get((src, dst))
             if said is None:
@@ -121,7 +143,7 @@ def pass_estimates(
     learned = estimate in LINK_ESTIMATES and link_model is not None
     from_parents = estimate == "soft-1999" or (estimate in LINK_ESTIMATES and link_model is None)
     rows: list[tuple[Any, ...]]
-    if from_parents or learned:  # (oid_src, oid_dst, own)
+    if from_parents or learned:  # (oid_src, oid_dst, own, anchor)
         params = {"oids": oids, "link_model": link_model.model_id if link_model else 0}
         rows = _rows(connection, "scored_out_links", params)
     else:  # (oid_src, oid_dst, anchor, context, host, path)
@@ -140,6 +162,8 @@ def pass_estimates(
         rows, own = _own_sums(connection, link_model, rows)
         source = np.asarray([terms[row[0]] for row in rows], dtype=np.float64)
         values = link_model.estimates_of(source, own)
+        if estimate in ANCHOR_ESTIMATES:
+            values += anchor_terms(page_model, [row[3] for row in rows], good_frontier)
         model_id = link_model.model_id
     else:
         if page_model is None:

@@ -6,7 +6,9 @@ When that estimate uses the link model (``soft``, ``apprentice``), the store sco
 every out-link it checks in with the newest version: the link's own words and URL,
 plus the lowest value its parent's terms can take (``LinkModel.floor``), so the URL has
 an estimate before its parent is scored, never above the one it will have after
-(focuscrawl.topics.linkmodel). Otherwise out-links are checked in unestimated (log R = -inf)
+(focuscrawl.topics.linkmodel); in ``soft`` and ``paths`` also the lowest the anchor's
+factor can be (``ANCHOR_FLOOR``: the crawler does not load the page classifier that reads
+the anchor). Otherwise out-links are checked in unestimated (log R = -inf)
 and wait for the classifier, as in 1999.
 """
 
@@ -17,7 +19,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from focuscrawl.db.queries import queries
-from focuscrawl.topics.linkmodel import LINK_ESTIMATES, LinkModel, LinkParts
+from focuscrawl.topics.linkmodel import (
+    ANCHOR_ESTIMATES,
+    ANCHOR_FLOOR,
+    LINK_ESTIMATES,
+    LinkModel,
+    LinkParts,
+)
 
 __all__ = ["CheckInEstimates"]
 
@@ -58,4 +66,7 @@ class CheckInEstimates:
         if not self.active or not links or self.model is None:
             return None
         own = self.model.own_sums(links)
-        return self.model.estimates(links, own).tolist(), own.tolist()
+        values = self.model.estimates(links, own)
+        if self.estimate in ANCHOR_ESTIMATES:
+            values += ANCHOR_FLOOR
+        return values.tolist(), own.tolist()

@@ -15,14 +15,16 @@ import sqlalchemy as sa
 
 from focuscrawl.classifier import apprentice, process, train_model
 from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
-from focuscrawl.classifier.estimates import Parent, pass_estimates
+from focuscrawl.classifier.estimates import Parent, anchor_terms, pass_estimates
+from focuscrawl.classifier.process import good_sets
+from focuscrawl.classifier.store import latest_model
 from focuscrawl.crawler.config import Mode
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
-from focuscrawl.topics.linkmodel import LinkModel, LinkParts
+from focuscrawl.topics.linkmodel import ANCHOR_FLOOR, LinkModel, LinkParts
 from focuscrawl.topics.taxonomy import load_tree, set_good
 from focuscrawl.topics.taxonomy_import import from_corpus, store_import
 from focuscrawl.web.urls import split_url
@@ -152,7 +154,8 @@ def test_out_links_are_estimated_at_check_in_and_only_rise(
     best: dict[int, float] = {}
     for r in rows:
         value = float(model.estimates([LinkParts(r.anchor, r.context, r.host, r.path)])[0])
-        best[r.oid] = max(best.get(r.oid, -math.inf), value)
+        # the crawler has no page classifier to read the anchor: the factor's floor
+        best[r.oid] = max(best.get(r.oid, -math.inf), value + ANCHOR_FLOOR)
     for r in rows:
         assert math.isclose(r.relevance, best[r.oid], rel_tol=1e-6)
         assert r.estimated_by == model.model_id
@@ -201,7 +204,7 @@ def test_links_keep_their_own_sums_for_the_classifier(
     for r, link in zip(links, parts, strict=True):
         if r.oid_src == sources[1]:
             scored = link._replace(src_relevance=0.5)
-            value = float(model.estimates([scored])[0])
+            value = float(model.estimates([scored])[0]) + ANCHOR_FLOOR  # no page model
             from_words[r.oid_dst] = max(from_words.get(r.oid_dst, -math.inf), value)
     first = {r.oid_dst for r in links if r.oid_src == sources[0]}
     assert first and all(found[oid] < -40 for oid in first)  # from the stored -50
@@ -209,6 +212,50 @@ def test_links_keep_their_own_sums_for_the_classifier(
     for oid in from_words.keys() - first:
         assert math.isclose(found[oid], from_words[oid], rel_tol=1e-6)
         assert found[oid] > -40
+
+
+def test_soft_reads_each_anchor_with_the_page_classifier(
+    trained_with_links: sa.Engine, topics_web: WebBoxThread
+) -> None:
+    """When a page is scored, soft's estimate of each out-link is the learner's times
+    (1 + R'(anchor)) / 2, R' the page classifier's relevance of the anchor text: an
+    anchor in the topic's words raises its URL above the same link with other words,
+    never above log 1, never below the check-in estimate."""
+    engine = trained_with_links
+    model = _link_model(engine)
+    crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=2, threads=1)
+    with engine.connect() as connection:
+        frontier, _ = good_sets(load_tree(connection))
+        page_model = latest_model(connection).model
+    checked_in = dict(_rows(engine, "SELECT oid, relevance FROM doc WHERE state = 0"))
+    sources = [r[0] for r in _rows(engine, "SELECT oid FROM doc WHERE state = 2")]
+    with engine.begin() as connection:
+        parents = [Parent(oid, math.log(0.5), None) for oid in sources]
+        pass_estimates(
+            connection, "soft", parents, [], frontier, page_model, model, ShardMap.single()
+        )
+    links = _rows(
+        engine,
+        """
+        SELECT l.oid_dst, l.anchor, l.context, s.host, d.path, d.relevance
+        FROM link l JOIN doc d ON d.oid = l.oid_dst JOIN site s ON s.sid = d.sid
+        WHERE d.state = 0 AND d.priority > -32768
+        """,
+    )
+    assert links
+    anchors = [r.anchor for r in links]
+    terms = anchor_terms(page_model, anchors, frontier)
+    assert np.all(terms >= ANCHOR_FLOOR) and np.all(terms <= 0.0)
+    best: dict[int, float] = {}
+    for r, term in zip(links, terms.tolist(), strict=True):
+        parts = LinkParts(r.anchor, r.context, r.host, r.path, None, 0.5)
+        value = float(model.estimates([parts])[0]) + term
+        best[r.oid_dst] = max(best.get(r.oid_dst, -math.inf), value)
+    for r in links:
+        assert math.isclose(r.relevance, best[r.oid_dst], rel_tol=1e-6)
+        assert checked_in[r.oid_dst] <= r.relevance <= 0.0
+    on, off = anchor_terms(page_model, ["cycling race bike tour", "quantum physics atom"], frontier)
+    assert on > off + 0.1
 
 
 def test_rescore_trains_the_learner_afresh_for_the_new_marks(
