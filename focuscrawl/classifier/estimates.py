@@ -83,8 +83,12 @@ def anchor_terms(
     words, in [log 1/2, 0] (``ANCHOR_FLOOR`` without a classifier, as at check-in)."""
     if page_model is None or not anchors:
         return np.full(len(anchors), ANCHOR_FLOOR)
-    log_r = page_model.score([a or "" for a in anchors]).log_relevance(good_frontier)
-    return np.log1p(np.exp(log_r)) + ANCHOR_FLOOR
+    # each distinct anchor once: a batch's pages share many ("Home", a name linked twice)
+    texts = [a or "" for a in anchors]
+    distinct = {text: i for i, text in enumerate(dict.fromkeys(texts))}
+    log_r = page_model.score(list(distinct)).log_relevance(good_frontier)
+    terms = np.log1p(np.exp(log_r)) + ANCHOR_FLOOR
+    return terms[[distinct[text] for text in texts]]
 
 
 def _own_sums(
