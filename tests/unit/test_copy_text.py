@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from focuscrawl.crawler.estimates import CheckInEstimates
 from focuscrawl.crawler.store import Claim, Outcome, _escape, _link_lines
 from focuscrawl.db.schema import DocState
-from focuscrawl.topics.linkmodel import FEATURE_BITS, LinkModel, log_sigmoid
+from focuscrawl.topics.linkmodel import ANCHOR_FLOOR, FEATURE_BITS, LinkModel, log_sigmoid
 from focuscrawl.web.urls import oid_of
 
 #: COPY's text format, as PostgreSQL's documentation gives it (and NUL, which text
@@ -44,10 +44,12 @@ def test_links_to_settled_pages_are_staged_with_no_estimate() -> None:
     lines, targets = _link_lines([outcome], estimates, {oid_of(fetched)})
     rows = [line.split("\t") for line in lines.getvalue().splitlines()]
     assert targets == {oid_of(fetched), oid_of(fresh)}
-    # the estimate, then the sum of the link's own features' weights (link.own)
+    # the estimate (soft's: the anchor's factor at its floor), then the sum of the
+    # link's own features' weights (link.own)
+    estimate = float(log_sigmoid(np.asarray([-1.0]))[0]) + ANCHOR_FLOOR
     assert [(int(r[1]), r[-2], r[-1]) for r in rows] == [
         (oid_of(fetched), "\\N", "\\N"),
-        (oid_of(fresh), repr(float(log_sigmoid(np.asarray([-1.0]))[0])), "0.0"),
+        (oid_of(fresh), repr(estimate), "0.0"),
     ]
     unsettled, _ = _link_lines([outcome], estimates)
     assert "\\N" not in [line.split("\t")[-1] for line in unsettled.getvalue().splitlines()]
