@@ -31,8 +31,8 @@ were a page. The factor lies in [1/2, 1]: an estimate stays a log-probability, a
 check-in the crawler takes its lowest value (``ANCHOR_FLOOR``), so the estimate can still
 only rise. It speaks where the learner knows least: a crawl from ten examples on a small
 topic is over before the learner's first retraining, while the classifier already knows
-the topic's words (Wikispeedia, ten examples, one seed sample: relevant pages per attempt
-0.494 without it, 0.513 with it; ahead of breadth-first on 42 and 45 of 46 topics).
+the topic's words (Wikispeedia, ten examples, three seed samples: relevant pages per
+attempt 0.480 without it, 0.513 with it; docs/discussions/estimates.md).
 
 The crawler (which checks URLs in) and the classifier (which trains the model and
 scores links of scored pages) both read this module; neither imports the other.
