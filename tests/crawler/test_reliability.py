@@ -235,15 +235,18 @@ def test_a_crawler_restarted_after_kill_9_crawls_other_hosts_at_once(
             db_url, box.proxy, "--host-delay", "1", "--threads", "16", "--lease-seconds", "20",
             "--max-pages", "1000",
         )  # fmt: skip
+        held_hosts = (
+            "SELECT count(DISTINCT s.sid) FROM site AS s JOIN doc AS d USING (sid) "
+            "WHERE s.lease_until > now() + interval '60 seconds' AND d.state = 0"
+        )
         _wait_for(engine, "SELECT count(*) FROM doc WHERE state = 2", 150, timeout=60)
+        # killed once it holds enough hosts (a slow machine leases them later)
+        _wait_for(engine, held_hosts, 45, timeout=60)
         dead.send_signal(signal.SIGKILL)
         dead.communicate(timeout=10)
         killed = time.time()
         with engine.connect() as connection:
-            held = connection.exec_driver_sql(
-                "SELECT count(DISTINCT s.sid) FROM site AS s JOIN doc AS d USING (sid) "
-                "WHERE s.lease_until > now() + interval '60 seconds' AND d.state = 0"
-            ).scalar()
+            held = connection.exec_driver_sql(held_hosts).scalar()
         # more hosts than a claim's worth (4 threads: 32), so a crawler that waits for
         # them claims nothing else
         assert held >= 40, f"the killed crawler held {held} hosts with work: no test"
