@@ -74,6 +74,18 @@ def _rows(connection: Connection, name: str, params: dict[str, Any]) -> list[tup
     return [tuple(row) for row in execute(connection, queries[name], params).all()]
 
 
+def _anchor_relevance(
+    page_model: HierarchicalModel, anchors: Sequence[str | None], good_frontier: Sequence[int]
+) -> NDArray[np.float64]:
+    """R'(anchor) of each anchor: the page classifier's relevance of the text, read as if
+    it were a page. Each distinct anchor is scored once: a batch's pages share many
+    ("Home", a name linked twice)."""
+    texts = [a or "" for a in anchors]
+    distinct = {text: i for i, text in enumerate(dict.fromkeys(texts))}
+    log_r = page_model.score(list(distinct)).log_relevance(good_frontier)
+    return np.exp(log_r)[[distinct[text] for text in texts]]
+
+
 def anchor_terms(
     page_model: HierarchicalModel | None,
     anchors: Sequence[str | None],
@@ -83,12 +95,7 @@ def anchor_terms(
     words, in [log 1/2, 0] (``ANCHOR_FLOOR`` without a classifier, as at check-in)."""
     if page_model is None or not anchors:
         return np.full(len(anchors), ANCHOR_FLOOR)
-    # each distinct anchor once: a batch's pages share many ("Home", a name linked twice)
-    texts = [a or "" for a in anchors]
-    distinct = {text: i for i, text in enumerate(dict.fromkeys(texts))}
-    log_r = page_model.score(list(distinct)).log_relevance(good_frontier)
-    terms = np.log1p(np.exp(log_r)) + ANCHOR_FLOOR
-    return terms[[distinct[text] for text in texts]]
+    return np.log1p(_anchor_relevance(page_model, anchors, good_frontier)) + ANCHOR_FLOOR
 
 
 def _own_sums(
@@ -172,8 +179,7 @@ def pass_estimates(
     else:
         if page_model is None:
             raise ConfigError(f"the {estimate!r} estimate needs a page classifier")
-        texts = [row[2] or "" for row in rows]
-        anchor = np.exp(page_model.score(texts).log_relevance(good_frontier))
+        anchor = _anchor_relevance(page_model, [row[2] for row in rows], good_frontier)
         if estimate == "page+anchor":
             parent = np.asarray([_relevance(by_oid[row[0]].relevance) for row in rows])
             anchor = (anchor + parent) / 2
