@@ -199,6 +199,11 @@ def _power_tables(bits: int) -> tuple[np.ndarray, np.ndarray]:
     return tables[0], tables[1]
 
 
+#: words a text of a pass has on the mean, at most, for the pass to be counted all at
+#: once (``TermIndex.matrix``)
+_SHORT_TEXT = 32
+
+
 class TermIndex:
     """A vocabulary's columns by the hash of each term, to count texts straight into
     them: ``matrix(texts)`` equals ``matrix_of(count_terms(texts), vocabulary)`` (its
@@ -232,25 +237,47 @@ class TermIndex:
         columns = np.fromiter(vocabulary.values(), dtype=np.int32, count=len(terms))
         return cls(hashes[order], columns[order], longest, len(vocabulary))
 
+    def _lookup(self, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The column of each hash, and whether it is the vocabulary's at all."""
+        at = np.minimum(np.searchsorted(self._hashes, hashes), len(self._hashes) - 1)
+        return self._columns[at], self._hashes[at] == hashes
+
     def matrix(self, texts: Sequence[str]) -> sparse.csr_matrix:
-        """Term counts of ``texts`` over the vocabulary's columns."""
+        """Term counts of ``texts`` over the vocabulary's columns.
+
+        A pass of long texts (pages) is counted text by text: each text's words sorted
+        and made distinct before they are looked up. A pass of short ones (a batch's
+        anchors: two or three words each) is counted all at once: its words looked up
+        together and counted by (text, column) in one sort, since a numpy call per text
+        cost twenty times the lookup itself (40 against 2 µs an anchor)."""
+        rows: list[np.ndarray] = []
         columns: list[np.ndarray] = []
         counts: list[np.ndarray] = []
-        ends = [0]
+        done = 0
         for part in _passes([text.lower() for text in texts]):
             hashes, cut = _term_hashes(part, self._longest)
-            for i in range(len(part)):
-                found, n = np.unique(hashes[cut[i] : cut[i + 1]], return_counts=True)
-                at = np.minimum(np.searchsorted(self._hashes, found), len(self._hashes) - 1)
-                known = self._hashes[at] == found
-                columns.append(self._columns[at[known]])
-                counts.append(n[known])
-                ends.append(ends[-1] + int(known.sum()))
-        return sparse.csr_matrix(
+            if len(hashes) > _SHORT_TEXT * len(part):
+                for i in range(len(part)):
+                    found, n = np.unique(hashes[cut[i] : cut[i + 1]], return_counts=True)
+                    column, known = self._lookup(found)
+                    columns.append(column[known])
+                    counts.append(n[known])
+                    rows.append(np.full(len(counts[-1]), done + i, dtype=np.int64))
+            else:
+                column, known = self._lookup(hashes)
+                owner = np.repeat(np.arange(done, done + len(part), dtype=np.int64), np.diff(cut))
+                key, n = np.unique(owner[known] * self._size + column[known], return_counts=True)
+                row, column = np.divmod(key, self._size)
+                rows.append(row)
+                columns.append(column)
+                counts.append(n)
+            done += len(part)
+        row = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        return sparse.csr_matrix(  # rows come in order: each text's run starts where its row does
             (
                 np.concatenate(counts or [np.zeros(0)]).astype(np.float64),
-                np.concatenate(columns or [np.zeros(0, dtype=np.int32)]),
-                np.asarray(ends),
+                np.concatenate(columns or [np.zeros(0, dtype=np.int32)]).astype(np.int32),
+                np.searchsorted(row, np.arange(len(texts) + 1)),
             ),
             shape=(len(texts), self._size),
         )

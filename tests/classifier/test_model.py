@@ -75,12 +75,16 @@ _VOCABULARY = {term: i for i, term in enumerate(_TERMS)}
             max_size=40,
         ),
         max_size=4,
-    )
+    ),
+    st.sampled_from([1, 60]),
 )
-def test_the_term_index_counts_as_the_counter_does(texts: list[str]) -> None:
+def test_the_term_index_counts_as_the_counter_does(texts: list[str], repeat: int) -> None:
     """Counting into a vocabulary by hashes (TermIndex) gives the counts of the regex
     definition of a term, looked up in the vocabulary; astral letters, a lone surrogate
-    (which the Counter path cannot encode) and letters that lower-case to two included."""
+    (which the Counter path cannot encode) and letters that lower-case to two included.
+    Texts repeated 60 times are long enough to be counted text by text, the others all
+    at once."""
+    texts = [" ".join([text] * repeat) for text in texts]
     index = TermIndex.of(_VOCABULARY)
     assert index is not None
     expected = np.zeros((len(texts), len(_VOCABULARY)))
