@@ -33,6 +33,18 @@ TEMPLATE = "focuscrawl_test_template"
 _counter = itertools.count()
 
 
+#: test modules that share fixed resources (a Citus cluster's ports, the subnet of the
+#: network namespaces): under ``scripts/test``'s workers (pytest-xdist, ``--dist
+#: loadgroup``) they all run in one worker, one after another
+_ONE_WORKER = ("test_citus_",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name.startswith(_ONE_WORKER):
+            item.add_marker(pytest.mark.xdist_group("citus"))
+
+
 def _admin(url: str, statement: sql.Composable) -> None:
     connection = psycopg2.connect(url)
     try:

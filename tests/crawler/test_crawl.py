@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from collections import Counter
 from pathlib import Path
 
@@ -60,7 +62,16 @@ def test_breadth_first_fetches_in_depth_order(
             .scalars()
             .all()
         )
-    assert depths == sorted(depths) and depths[0] == 0 and depths[-1] >= 2
+    assert depths[0] == 0 and depths[-1] >= 2
+    # Claims take the frontier in depth order, but one thread fetches a claimed batch by
+    # host readiness (a host just asked waits out its delay, 0.01 s at least), so where
+    # one depth gives way to the next the two may mix within a batch (a loaded machine
+    # did: a depth-3 page before two of depth 2). A page never follows one two levels
+    # deeper, and the order is all but sorted.
+    deepest = list(itertools.accumulate(depths, max))
+    assert all(depth >= before - 1 for depth, before in zip(depths[1:], deepest, strict=False))
+    inversions = sum(a > b for i, a in enumerate(depths) for b in depths[i + 1 :])
+    assert inversions <= len(depths) // 10, depths
 
 
 def test_hard_focus_holds_out_links_for_the_classifier(
