@@ -15,6 +15,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg2
 import pytest
@@ -33,16 +34,20 @@ TEMPLATE = "focuscrawl_test_template"
 _counter = itertools.count()
 
 
-#: test modules that share fixed resources (a Citus cluster's ports, the subnet of the
-#: network namespaces): under ``scripts/test``'s workers (pytest-xdist, ``--dist
-#: loadgroup``) they all run in one worker, one after another
-_ONE_WORKER = ("test_citus_",)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``scripts/test``'s workers (pytest-xdist), the ``test_citus_*`` modules all run
+    in one worker, one after another: they share fixed resources (a Citus cluster's ports,
+    the subnet of the network namespaces, the one build of Citus); every other test goes
+    to whichever worker is free. (xdist's own ``--dist loadgroup`` did not group them
+    under pytest 9: each test went its own way.)"""
+    from xdist.scheduler import LoadScopeScheduling
 
+    class CitusInOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0].rpartition("/")[2]
+            return "citus" if module.startswith("test_citus_") else nodeid
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.name.startswith(_ONE_WORKER):
-            item.add_marker(pytest.mark.xdist_group("citus"))
+    return CitusInOneWorker(config, log)
 
 
 def _admin(url: str, statement: sql.Composable) -> None:
