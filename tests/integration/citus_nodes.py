@@ -127,14 +127,20 @@ class SoftCrawl:
             assert time.monotonic() < deadline, "the crawl stalled"
             time.sleep(0.2)
 
-    def finish(self) -> str:
-        """Wait for the crawlers to end, then stop the classifier; every one must exit
-        0. What they logged."""
+    def finish(self, url: str, seconds: float = 120) -> str:
+        """Wait for the crawlers to end and the classifier to score every page they
+        fetched (on a busy machine it may lag them by a batch), then stop it; every one
+        must exit 0. What they logged."""
         logged = ""
         for crawler in self.crawlers:
             _, errors = crawler.communicate(timeout=300)
             assert crawler.returncode == 0, errors[-2000:]
             logged += errors
+        deadline = time.monotonic() + seconds
+        while unscored(url) > 0:
+            assert self.classifier.poll() is None, self.classifier.communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "the classifier left fetched pages unscored"
+            time.sleep(0.2)
         self.classifier.send_signal(signal.SIGINT)
         _, errors = self.classifier.communicate(timeout=60)
         assert self.classifier.returncode == 0, errors[-2000:]
@@ -190,6 +196,15 @@ def one_row(url: str, statement: str, params: tuple[object, ...] = ()) -> tuple[
 
 def fetched(url: str) -> int:
     return int(one_row(url, "SELECT count(*) FROM doc WHERE state = 2")[0])
+
+
+def unscored(url: str) -> int:
+    """Fetched pages the classifier has not scored yet."""
+    statement = (
+        "SELECT count(*) FROM doc AS d JOIN doc_fetch AS f ON f.oid = d.oid "
+        "AND f.bucket = d.bucket WHERE d.state = 2 AND f.model_id IS NULL"
+    )
+    return int(one_row(url, statement)[0])
 
 
 def check_whole(url: str, pages: int = PAGES) -> None:

@@ -39,7 +39,7 @@ def test_a_crawl_on_three_machines_over_tcp_with_passwords(tmp_path: Path) -> No
         env = cli_environment(url, tmp_path / "home")
         prepare_crawl(env, tmp_path, SHARDS)
         with soft_crawl(env, crawlers=1, pages=PAGES) as crawl:
-            crawl.finish()
+            crawl.finish(url)
         check_whole(url, PAGES)
         # the crawl's statements ran on the workers' shards, which the coordinator
         # reached over the network with the password

@@ -59,7 +59,7 @@ def test_a_crawl_waits_out_a_worker_stopped_twice(tmp_path: Path) -> None:
                 assert "workers            1 of 2 up" in monitor.stdout, monitor.stdout
                 assert re.search(rf'focuscrawl_worker_up{{node=".*:{worker.port}"}} 0\.0', scraped)
                 assert "focuscrawl_database_up 0.0" in scraped, scraped
-            logged = crawl.finish()
+            logged = crawl.finish(url)
         assert "event=db_wait" in logged  # the outage reached the crawl
         pages = [(host, path) for _, host, path, _, _ in iter_log(log) if path != "/robots.txt"]
         assert len(pages) == len(set(pages)), "a page was fetched twice"

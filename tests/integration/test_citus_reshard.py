@@ -92,7 +92,7 @@ def test_a_crawl_goes_on_whole_while_shards_move_and_split(cluster: str, tmp_pat
         _split_a_shard(cluster)
         assert fetched(cluster) < PAGES, "the crawl ended before the shards changed: raise PAGES"
         crawl.check_running()
-        logged = crawl.finish()
+        logged = crawl.finish(cluster)
     focuscrawl(env, "classify", "run", "--once", "--quiet")
 
     # the split reached the crawl: a statement grouped by the old layout was refused,
@@ -124,7 +124,7 @@ def test_a_worker_added_during_a_crawl_takes_its_shards_with_the_documented_reba
             one_row(url, "SELECT citus_rebalance_wait()")
             moved_at = fetched(url)
             assert moved_at < 2 * PAGES, "the crawl ended before the rebalance: raise PAGES"
-            crawl.finish()
+            crawl.finish(url)
         focuscrawl(env, "classify", "run", "--once", "--quiet")
         (unfinished,) = one_row(
             url, "SELECT count(*) FROM pg_dist_background_task WHERE status <> 'done'"
