@@ -94,6 +94,8 @@ _NODE_AWAY = (
     "connection to the remote node",
     "server closed the connection unexpectedly",
     "could not connect to server",
+    # raised as an I/O error (58030) when the worker a COPY streams rows to goes away
+    "failed to COPY to shard",
 )
 
 
@@ -113,6 +115,8 @@ def unavailable(exc: BaseException) -> bool:
         return any(phrase in str(orig) for phrase in _NODE_AWAY)
     if not isinstance(orig, psycopg2.OperationalError):
         return False
+    if any(phrase in str(orig) for phrase in _NODE_AWAY):
+        return True
     code = orig.pgcode
     # no code: the client lost or never got the connection; 08: connection exception;
     # 57P01-57P03: the server is shutting down or starting; 53: insufficient resources

@@ -153,3 +153,23 @@ def test_a_statement_refused_on_every_layout_is_not_run_for_ever(engine: sa.Engi
     with pytest.raises(sa.exc.DBAPIError, match="FOR UPDATE/SHARE"):
         retry_until_done(wrong_everywhere, "claim", on_layout=lambda: None)
     assert len(tries) == outages.LAYOUT_RETRIES + 1
+
+
+@pytest.mark.parametrize(
+    ("message", "away"),
+    [
+        # Citus, when the worker a COPY streams rows to goes down (a fresh clone's CI)
+        ("failed to COPY to shard 102029 on /tmp/w:9771", True),
+        ('could not read block 0 in file "base/1/2": read only 0 of 8192 bytes', False),
+    ],
+)
+def test_a_worker_lost_during_a_copy_is_an_outage_and_a_disk_error_is_not(
+    engine: sa.Engine, message: str, away: bool
+) -> None:
+    """Both come as I/O errors (58030), raised here by the server itself."""
+    raise_it = f"DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '58030', MESSAGE = '{message}'; END $$"
+    with engine.connect() as connection, pytest.raises(sa.exc.OperationalError) as raised:
+        connection.exec_driver_sql(raise_it.replace("%", "%%"))
+    assert raised.value.orig.pgcode == "58030"
+    assert unavailable(raised.value) is away
+    assert unavailable(raised.value.orig) is away
