@@ -110,12 +110,13 @@ def unavailable(exc: BaseException) -> bool:
     orig = getattr(exc, "orig", exc)
     if isinstance(orig, psycopg2.InterfaceError):
         return True  # the connection is closed
+    node_away = any(phrase in str(orig) for phrase in _NODE_AWAY)
     if isinstance(orig, psycopg2.InternalError):
         # a Citus coordinator passes a worker's shutdown or loss on as an internal error
-        return any(phrase in str(orig) for phrase in _NODE_AWAY)
+        return node_away
     if not isinstance(orig, psycopg2.OperationalError):
         return False
-    if any(phrase in str(orig) for phrase in _NODE_AWAY):
+    if node_away:  # ... or, a COPY's, as an I/O error (58030), which a local disk raises too
         return True
     code = orig.pgcode
     # no code: the client lost or never got the connection; 08: connection exception;
