@@ -89,16 +89,24 @@ WHERE d.oid = k.oid AND d.bucket = k.bucket AND d.bucket = ANY(%(buckets)s::smal
   AND (k.relevance > d.relevance OR (d.state = 4 AND k.release));
 
 -- set_estimates --
--- Rescoring: unvisited URLs get the given estimates outright (they may fall), looked up
--- by key (as in raise_estimates).
+-- A version of the link learner fitted afresh, or a rescore: unvisited URLs get the given
+-- estimates outright (they may fall), looked up by key (as in raise_estimates). Seeds and
+-- boosted URLs keep their seed rank. Rows are locked in oid order first, as every writer
+-- of the frontier does; run once per shard on a Citus cluster, with its URLs and buckets.
 WITH e AS (
     SELECT * FROM unnest(%(oids)s::bigint[], %(relevances)s::float8[]) AS e(oid, relevance)
+), locked AS (
+    SELECT d.oid, d.bucket, e.relevance FROM doc AS d
+    JOIN e ON e.oid = d.oid AND d.bucket = oid_bucket(e.oid)
+    WHERE d.oid = ANY(ARRAY(SELECT oid FROM e))
+      AND d.state IN (0, 4) AND d.priority > -32768 AND d.bucket = ANY(%(buckets)s::smallint[])
+    ORDER BY d.oid
+    FOR UPDATE OF d
 )
 UPDATE doc AS d
-SET relevance = e.relevance, estimated_by = least(%(model_id)s, 32767)
-FROM e
-WHERE d.oid = e.oid AND d.bucket = oid_bucket(e.oid)
-  AND d.oid = ANY(ARRAY(SELECT oid FROM e))
+SET relevance = k.relevance, estimated_by = least(%(model_id)s, 32767)
+FROM locked AS k
+WHERE d.oid = k.oid AND d.bucket = k.bucket AND d.bucket = ANY(%(buckets)s::smallint[])
   AND d.state IN (0, 4) AND d.priority > -32768;
 
 -- queue_link_examples --
@@ -210,7 +218,7 @@ WHERE t.state = 2 AND tf.model_id IS NOT NULL AND tf.cid IS NOT NULL;
 
 -- frontier_in_links --
 -- Every link from a scored page to an unvisited URL, for estimating the frontier
--- afresh (classify rescore).
+-- afresh (a version of the link learner fitted afresh, classify rescore).
 -- (The links from scored pages first, as an intermediate result, as crawl_link_examples.)
 WITH l AS MATERIALIZED (
     SELECT l.oid_dst, l.anchor, l.context, sf.cid AS src_cid,

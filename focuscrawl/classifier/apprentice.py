@@ -22,7 +22,8 @@ the hashed features, fitted by stochastic gradient descent (scikit-learn's
   with their pages' relevance now (so a version learns from all the crawl has seen, and
   from relevance rescored since), when the page classifier has changed since the last
   version fitted afresh or the lessons have grown ``AFRESH_GROWTH`` times. Crawlers
-  and classifiers switch to the newest version.
+  and classifiers switch to the newest version; a version fitted afresh also estimates
+  every unvisited URL again (``Classifier``, ``estimates.estimate_frontier``).
 
 A graph simulation over Wikispeedia's 46 topics chose the learner: naive Bayes (the
 paper's) reached a mean harvest 0.567, logistic regression refitted on every example

@@ -22,7 +22,7 @@ import numpy as np
 from sqlalchemy.engine import Connection, Engine
 
 from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
-from focuscrawl.classifier.estimates import Parent, pass_estimates
+from focuscrawl.classifier.estimates import Parent, estimate_frontier, pass_estimates
 from focuscrawl.classifier.store import (
     StoredModel,
     latest_model,
@@ -38,7 +38,7 @@ from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap, shard_map
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.monitor.metrics import ClassifierMetrics
-from focuscrawl.topics.linkmodel import LINK_ESTIMATES, LinkModel
+from focuscrawl.topics.linkmodel import ANCHOR_ESTIMATES, LINK_ESTIMATES, LinkModel
 from focuscrawl.topics.taxonomy import Tree, load_tree
 
 __all__ = ["BATCH", "Classifier", "ClassifyStats", "good_sets", "node_scores_text"]
@@ -60,6 +60,7 @@ class ClassifyStats:
     batches: int = 0
     links: int = 0  # out-links estimated
     link_models: int = 0  # link learner versions this process stored
+    frontier_estimates: int = 0  # URLs estimated again by versions fitted afresh
     self_trained: int = 0  # page models this process self-trained and stored
     woken: int = 0  # waits ended by a store's notification, not by the fallback poll
     started: float = field(default_factory=time.monotonic)
@@ -108,6 +109,8 @@ class Classifier:
         self._good: tuple[Tree, tuple[list[int], list[int]]] | None = None
         self.learner = LinkLearner()
         self._queued_examples = False  # the last batch queued link examples to learn
+        #: a version fitted afresh whose estimates of the whole frontier are not written yet
+        self._estimate_due: LinkModel | None = None
         self.estimate = "soft"
         #: read at the first batch, and again when Citus splits a shard
         self._shards: ShardMap | None = None
@@ -262,6 +265,24 @@ class Classifier:
             requeued,
         )
 
+    def _estimate_frontier(self, learned: LinkModel, tree: Tree) -> None:
+        """A version fitted afresh (on every link the crawl has scored, labelled anew)
+        estimates every unvisited URL again, outright (estimates may fall): in a
+        transaction of its own after the fit's, the rows locked in oid order as every
+        writer of the frontier does. Done again at the next step if it was rolled back."""
+        with self.engine.begin() as connection:
+            page_model = None
+            if self.estimate in ANCHOR_ESTIMATES:
+                page_model = self._current_model(connection).model
+            frontier, _ = self.good_sets(tree)
+            shards = self._shard_map(connection)
+            estimated = estimate_frontier(
+                connection, learned, self.estimate, page_model, frontier, shards
+            )
+        self._estimate_due = None
+        self.stats.frontier_estimates += estimated
+        log.info("event=frontier_estimated link_model=%s urls=%s", learned.model_id, estimated)
+
     def step(self) -> int:
         """Score one batch; returns how many pages it scored."""
         started = time.monotonic()
@@ -281,6 +302,10 @@ class Classifier:
             if learned is not None:
                 self.stats.link_models += 1
                 self._link_model = learned  # the newest version, not read back
+                if learned.params.get("afresh"):
+                    self._estimate_due = learned
+        if self._estimate_due is not None and self._tree is not None:
+            self._estimate_frontier(self._estimate_due, self._tree)
         if self._model is not None and self._model.model.calibration is not None:
             self._self_train(self._model)
         with self.engine.begin() as connection:

@@ -14,26 +14,19 @@ again by the newest page classifier for the new marks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Engine
 
 from focuscrawl.classifier.apprentice import train_link_model
-from focuscrawl.classifier.estimates import anchor_terms
-from focuscrawl.classifier.model import HierarchicalModel
+from focuscrawl.classifier.estimates import estimate_frontier
 from focuscrawl.classifier.process import good_sets
 from focuscrawl.classifier.store import crawl_estimate, latest_model, scored_models
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
+from focuscrawl.db.shards import shard_map
 from focuscrawl.errors import TaxonomyError
-from focuscrawl.topics.linkmodel import (
-    ANCHOR_ESTIMATES,
-    LINK_ESTIMATES,
-    LinkModel,
-    LinkParts,
-    max_by_target,
-)
+from focuscrawl.topics.linkmodel import ANCHOR_ESTIMATES, LINK_ESTIMATES
 from focuscrawl.topics.taxonomy import load_tree
 
 __all__ = ["RescoreResult", "rescore"]
@@ -80,26 +73,6 @@ def rescore(engine: Engine) -> RescoreResult:
                 if estimate in ANCHOR_ESTIMATES:
                     newest = latest_model(connection)
                     page_model = newest.model if newest.taxonomy_digest == digest else None
-                _estimate_frontier(connection, model, estimate, page_model, frontier)
+                shards = shard_map(connection)
+                estimate_frontier(connection, model, estimate, page_model, frontier, shards)
     return RescoreResult(pages, moved.rowcount, sorted(skipped))
-
-
-def _estimate_frontier(
-    connection: Connection,
-    model: LinkModel,
-    estimate: str,
-    page_model: HierarchicalModel | None,
-    good_frontier: Sequence[int],
-) -> int:
-    """Every unvisited URL's estimate from its in-links, with ``model`` (and, for soft,
-    their anchors read by ``page_model``)."""
-    rows = execute(connection, queries["frontier_in_links"]).all()
-    parts = [
-        LinkParts(r.anchor, r.context, r.host, r.path, r.src_cid, r.src_relevance) for r in rows
-    ]
-    values = model.estimates(parts)
-    if estimate in ANCHOR_ESTIMATES:
-        values += anchor_terms(page_model, [r.anchor for r in rows], good_frontier)
-    oids, best = max_by_target((r.oid_dst for r in rows), values.tolist())
-    params = {"oids": oids, "relevances": best, "model_id": model.model_id}
-    return execute(connection, queries["set_estimates"], params).rowcount

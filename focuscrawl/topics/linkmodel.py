@@ -22,7 +22,9 @@ crawler checks a URL in knowing only the link's own words and URL; it then adds 
 check-in estimate never outranks what the link will be worth once its page is scored,
 and the estimate can only rise. The classifier scores the link again with the parent's
 terms when the parent is scored: to the sum of the link's own weights, which the crawler
-stores (``link.own``, ``own_sums``), while the model that made it is the newest.
+stores (``link.own``, ``own_sums``), while the model that made it is the newest. A
+version fitted afresh (``focuscrawl.classifier.apprentice``) estimates the whole frontier
+again, outright (``estimate_frontier``): there an estimate may fall.
 
 In ``soft`` (and ``paths``) the estimate also reads the anchor with the page classifier,
 which the crawler does not load: the learner's probability times ``(1 + R'(anchor)) / 2``,

@@ -289,6 +289,43 @@ def test_rescore_trains_the_learner_afresh_for_the_new_marks(
     assert _rows(engine, "SELECT count(*) FROM link_example")[0][0] == 0
 
 
+def test_a_version_fitted_afresh_estimates_the_whole_frontier_again(
+    trained_with_links: sa.Engine, topics_web: WebBoxThread
+) -> None:
+    """Estimates otherwise only rise: a version fitted afresh writes its own outright,
+    so what an early version over-rated falls (seeds keep their rank)."""
+    from focuscrawl.classifier import Classifier
+
+    engine = trained_with_links
+    crawl(engine, topics_web.proxy, SEEDS, mode=Mode.SOFT, max_pages=30, threads=2)
+    before = _rows(engine, "SELECT max(model_id) FROM model WHERE kind = 'link'")[0][0]
+    with engine.begin() as connection:  # every unvisited URL at the highest estimate
+        connection.exec_driver_sql(
+            "UPDATE doc SET relevance = 0, estimated_by = 0 "
+            "WHERE state = 0 AND priority > -32768"
+        )
+        _queue(connection, 2 * int(_link_model(engine).params["afresh_at"]))  # one is due
+    classifier = Classifier(engine)
+    classifier.run(once=True)  # scores the 30 pages, then fits a version afresh
+    model = _link_model(engine)
+    assert model.model_id > before and model.params["afresh"]
+    estimated = _rows(
+        engine,
+        f"""
+        SELECT d.relevance, d.estimated_by FROM doc d
+        WHERE d.state = 0 AND d.priority > -32768
+          AND EXISTS (SELECT FROM link l JOIN doc_fetch f ON f.oid = l.oid_src
+                      WHERE l.oid_dst = d.oid AND f.model_id IS NOT NULL)
+        """,
+    )
+    assert len(estimated) > 20
+    assert classifier.stats.frontier_estimates == len(estimated)
+    assert all(r.estimated_by == model.model_id for r in estimated)
+    assert all(r.relevance < 0 for r in estimated)  # they fell from 0
+    seeds = _rows(engine, "SELECT relevance FROM doc WHERE priority = -32768 AND state = 0")
+    assert all(r.relevance == 0 for r in seeds)
+
+
 def test_a_version_does_not_depend_on_the_order_the_queue_holds_its_examples(
     trained_with_links: sa.Engine,
 ) -> None:

@@ -133,6 +133,16 @@ def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
     )
     assert mismatched == 0  # oids and buckets as on one server
 
+    # the frontier estimated again outright, shard by shard, as a version of the link
+    # learner fitted afresh does it: by classify rescore, which fits one
+    focuscrawl(env, "classify", "rescore")
+    ((estimated,),) = _rows(
+        cluster,
+        "SELECT count(*) FROM doc WHERE state = 0 AND estimated_by = "
+        "(SELECT max(model_id) FROM model WHERE kind = 'link')",
+    )
+    assert estimated > 0
+
     assert "cross-site edges" in focuscrawl(env, "distill", "run", "--share", "0.5")
     assert focuscrawl(env, "distill", "top", "--hubs", "-n", "3").strip()
     focuscrawl(env, "distill", "boost", "--hubs", "5")

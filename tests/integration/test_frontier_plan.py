@@ -305,7 +305,12 @@ def test_the_classifiers_writes_look_their_rows_up_by_key(engine: sa.Engine) -> 
         "cids": [None] * len(fetched),
         "model_id": 1,
     }
-    rescored = {"oids": unvisited, "relevances": [0.0] * len(unvisited), "model_id": 1}
+    rescored = {
+        "oids": unvisited,
+        "relevances": [0.0] * len(unvisited),
+        "model_id": 1,
+        "buckets": ALL_BUCKETS,
+    }
     with engine.connect() as connection:
         for name, params, tables in [
             ("raise_estimates", raised, {"doc"}),
