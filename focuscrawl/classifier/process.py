@@ -270,6 +270,7 @@ class Classifier:
         estimates every unvisited URL again, outright (estimates may fall): in a
         transaction of its own after the fit's, the rows locked in oid order as every
         writer of the frontier does. Done again at the next step if it was rolled back."""
+        started = time.monotonic()
         with self.engine.begin() as connection:
             page_model = None
             if self.estimate in ANCHOR_ESTIMATES:
@@ -281,7 +282,12 @@ class Classifier:
             )
         self._estimate_due = None
         self.stats.frontier_estimates += estimated
-        log.info("event=frontier_estimated link_model=%s urls=%s", learned.model_id, estimated)
+        log.info(
+            "event=frontier_estimated link_model=%s urls=%s seconds=%.2f",
+            learned.model_id,
+            estimated,
+            time.monotonic() - started,
+        )
 
     def step(self) -> int:
         """Score one batch; returns how many pages it scored."""

@@ -301,8 +301,7 @@ def test_a_version_fitted_afresh_estimates_the_whole_frontier_again(
     before = _rows(engine, "SELECT max(model_id) FROM model WHERE kind = 'link'")[0][0]
     with engine.begin() as connection:  # every unvisited URL at the highest estimate
         connection.exec_driver_sql(
-            "UPDATE doc SET relevance = 0, estimated_by = 0 "
-            "WHERE state = 0 AND priority > -32768"
+            "UPDATE doc SET relevance = 0, estimated_by = 0 WHERE state = 0 AND priority > -32768"
         )
         _queue(connection, 2 * int(_link_model(engine).params["afresh_at"]))  # one is due
     classifier = Classifier(engine)
@@ -311,7 +310,7 @@ def test_a_version_fitted_afresh_estimates_the_whole_frontier_again(
     assert model.model_id > before and model.params["afresh"]
     estimated = _rows(
         engine,
-        f"""
+        """
         SELECT d.relevance, d.estimated_by FROM doc d
         WHERE d.state = 0 AND d.priority > -32768
           AND EXISTS (SELECT FROM link l JOIN doc_fetch f ON f.oid = l.oid_src
