@@ -140,9 +140,12 @@ class _CrawlLinks:
     def __init__(self) -> None:
         self._known: dict[tuple[Any, ...], Ids] = {}
 
-    def lessons(self, rows: Iterable[Any], parent: bool) -> _Lessons:
+    def lessons(self, rows: Iterable[Any], parent: bool, two_step: float = 0.0) -> _Lessons:
         """``crawl_link_examples``' rows as lessons, in the order of their links (source,
-        then target: a link between two pages is one row), whatever order they came in."""
+        then target: a link between two pages is one row), whatever order they came in.
+        ``two_step`` > 0 (the paths estimate): a link into a page v is worth at least
+        ``two_step`` times the best relevance among the scored pages v links to, as
+        ``queue_path_examples`` (sql/links.sql) teaches the queue."""
         if len(self._known) > self.MOST:
             self._known.clear()
         known = self._known
@@ -164,6 +167,14 @@ class _CrawlLinks:
             labels.append(float(row.label))
             sources.append(row.oid_src)
             targets.append(row.oid_dst)
+        if two_step > 0:
+            best: dict[int, float] = {}  # the best relevance a page links to
+            for source, label in zip(sources, labels, strict=True):
+                best[source] = max(best.get(source, 0.0), label)
+            labels = [
+                max(label, two_step * best.get(target, 0.0))
+                for label, target in zip(labels, targets, strict=True)
+            ]
         order = np.lexsort((np.asarray(targets, dtype=np.int64), np.asarray(sources)))
         return _Lessons([features[i] for i in order], [labels[i] for i in order])
 
@@ -267,13 +278,17 @@ def _save(
 
 
 def train_link_model(
-    connection: Connection, tree: Tree, parent: bool = True, with_crawl: bool = False
+    connection: Connection,
+    tree: Tree,
+    parent: bool = True,
+    with_crawl: bool = False,
+    two_step: float = 0.0,
 ) -> LinkModel | None:
     """A first version from the example links (and, with ``with_crawl``, every link
-    between scored pages of the crawl so far, after the good marks changed); None when
-    there is nothing relevant to learn from."""
+    between scored pages of the crawl so far, after the good marks changed, ``two_step``
+    as ``_CrawlLinks.lessons``); None when there is nothing relevant to learn from."""
     if with_crawl:
-        lessons = _all_lessons(connection, tree, parent, _CrawlLinks())
+        lessons = _all_lessons(connection, tree, parent, _CrawlLinks(), two_step)
     else:
         lessons = _Lessons.of(bootstrap_examples(connection, tree), parent)
     if not lessons or not any(label > 0.5 for label in lessons.labels):
@@ -306,11 +321,15 @@ def _afresh_due(connection: Connection, params: dict[str, Any], lessons: int) ->
     return execute(connection, queries["newest_model_id"]).scalar() != params.get("page_model")
 
 
-def _all_lessons(connection: Connection, tree: Tree, parent: bool, links: _CrawlLinks) -> _Lessons:
+def _all_lessons(
+    connection: Connection, tree: Tree, parent: bool, links: _CrawlLinks, two_step: float = 0.0
+) -> _Lessons:
     """What a version fitted afresh learns: the bootstrap, and every link between two
-    scored pages labelled with its target's relevance now (in an order of their own, see
+    scored pages labelled with its target's relevance now (with ``two_step``, or what
+    the target links to, see ``_CrawlLinks.lessons``; in an order of their own, see
     ``LinkLearner.learn``); the queue, which they include, is emptied."""
-    crawl = links.lessons(execute(connection, queries["crawl_link_examples"]), parent)
+    rows = execute(connection, queries["crawl_link_examples"])
+    crawl = links.lessons(rows, parent, two_step)
     execute(connection, queries["clear_link_examples"])
     return _Lessons.of(bootstrap_examples(connection, tree), parent) + crawl
 
@@ -355,6 +374,7 @@ class LinkLearner:
         parent: bool = True,
         known: LinkModel | None = None,
         afresh: bool = True,
+        two_step: float = 0.0,
     ) -> LinkModel | None:
         """Learn from the queued examples when enough are queued and no other classifier
         is learning; the new version, or None. Runs in the caller's transaction. With no
@@ -362,8 +382,9 @@ class LinkLearner:
         (``parent``: whether the parent's relevance is a feature). ``known``: the version
         the caller holds, learned on without reading it back when it is the newest.
         ``afresh``: below ``REFIT_MOST`` examples, fit a new version on every link
-        between scored pages instead (the paths estimate's two-step lessons are only
-        in the queue: it learns on)."""
+        between scored pages instead, when it is due; ``two_step``: what a relevant page
+        one link beyond a link's target makes the link worth in such a version (the
+        paths estimate; its queue holds such lessons too)."""
         head = execute(connection, queries["newest_link_model_head"]).first()
         params = {} if head is None else _params(head.params)
         learned = int(params.get("learned", 0))
@@ -381,7 +402,7 @@ class LinkLearner:
             connection, params, learned + queue.queued
         )
         if afresh and due:
-            lessons = _all_lessons(connection, tree, parent, self._links)
+            lessons = _all_lessons(connection, tree, parent, self._links, two_step)
             self.versions += 1
             previous = None if newest is None else newest.model_id
             bootstrap = 0 if newest is None else newest.params.get("bootstrap", 0)

@@ -41,7 +41,7 @@ from focuscrawl.monitor.metrics import ClassifierMetrics
 from focuscrawl.topics.linkmodel import ANCHOR_ESTIMATES, LINK_ESTIMATES, LinkModel
 from focuscrawl.topics.taxonomy import Tree, load_tree
 
-__all__ = ["BATCH", "Classifier", "ClassifyStats", "good_sets", "node_scores_text"]
+__all__ = ["BATCH", "PATH_DISCOUNT", "Classifier", "ClassifyStats", "good_sets", "node_scores_text"]
 
 BATCH = 256  # pages per transaction
 POLL_S = 0.25  # wait when the queue is empty (cheap: an empty partial index)
@@ -301,9 +301,9 @@ class Classifier:
             self._queued_examples = False
             with self.engine.begin() as connection:
                 parent = self.estimate != "apprentice"
-                afresh = self.estimate != "paths"
+                two_step = PATH_DISCOUNT if self.estimate == "paths" else 0.0
                 learned = self.learner.learn(
-                    connection, self._tree, parent, self._link_model, afresh
+                    connection, self._tree, parent, self._link_model, two_step=two_step
                 )
             if learned is not None:
                 self.stats.link_models += 1

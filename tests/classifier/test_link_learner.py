@@ -390,6 +390,21 @@ def test_paths_teach_a_link_the_worth_of_the_relevant_page_beyond_it(
     assert sorted((url, round(r, 9)) for url, r, _ in got) == expected, (len(got), len(expected))
     assert all(label == pytest.approx(gamma * pages[w].r) for *_, label in got)
 
+    # the versions fitted afresh teach the same worth: a link into a scored page v is
+    # worth at least gamma times the best scored page v links to
+    fitted = _rows(engine, "SELECT params->>'afresh' FROM model WHERE kind = 'link'")
+    assert ("true",) in fitted  # paths fits versions afresh (and estimates the frontier)
+    best: dict[int, float] = {}
+    for v, d in links:
+        if v in pages and d in pages:
+            best[v] = max(best.get(v, 0.0), pages[d].r)
+    with engine.connect() as connection:
+        rows = list(execute(connection, queries["crawl_link_examples"]))
+    worth = [max(r.label, gamma * best.get(r.oid_dst, 0.0)) for r in rows]
+    assert sum(w > r.label + 1e-6 for w, r in zip(worth, rows, strict=True)) >= len(expected)
+    lessons = apprentice._CrawlLinks().lessons(rows, parent=True, two_step=gamma)
+    assert sorted(lessons.labels) == pytest.approx(sorted(worth))
+
 
 def test_a_version_is_fitted_afresh_on_every_link_the_crawl_has_scored(
     trained: sa.Engine, topics_web: WebBoxThread
