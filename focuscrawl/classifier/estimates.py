@@ -15,7 +15,8 @@ written by ``crawl run`` from its mode, or by ``eval`` for its strategies):
 ``paths``
     as ``soft``, the learner also taught a link's value over two steps: a link into a
     page that links to relevant pages is worth ``PATH_DISCOUNT`` times their best R
-    (``sql/links.sql``: queue_path_examples), after Rennie & McCallum.
+    (``sql/links.sql``: queue_path_examples; a version fitted afresh labels every link
+    so), after Rennie & McCallum.
 ``soft-1999``
     the paper's estimate: the highest relevance log R(p) among scored parents.
 ``anchor``

@@ -6,8 +6,9 @@ URL's estimate is again the best of its scored parents, and in hard focus held U
 below a now-good leaf are released. A model calibrated on its examples
 (``focuscrawl.classifier.calibration``) is not rescored here: ``classify train
 --rescore`` calibrates for the new marks and scores every page again. With the link
-learner's estimates (``soft``, ``apprentice``) the learner is trained afresh, from the
-example links and every link between scored pages labelled anew, and every unvisited
+learner's estimates (``soft``, ``apprentice``, ``paths``) the learner is trained afresh,
+from the example links and every link between scored pages labelled anew (``paths``:
+with its worth over two steps), and every unvisited
 URL is estimated again from its in-links (estimates may then fall), soft's anchors read
 again by the newest page classifier for the new marks.
 """
