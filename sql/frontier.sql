@@ -267,6 +267,13 @@ RETURNING d.oid;
 -- frontier_size --
 SELECT count(*) FROM doc WHERE state = 0;
 
+-- classifiers_running --
+-- How many classifiers run on this database now: a running `classify run` names its
+-- listening connection "focuscrawl-classifier PID" (focuscrawl.classifier.process).
+SELECT count(*)
+FROM pg_stat_activity
+WHERE application_name LIKE 'focuscrawl-classifier %%' AND datname = current_database();
+
 -- classifier_lag --
 -- Fetched pages the classifier has not scored yet, counted up to %(cap)s (off the
 -- doc_fetch_unscored index): a crawler given --max-backlog waits while this is high.

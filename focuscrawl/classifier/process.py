@@ -12,6 +12,7 @@ has gathered (``classifier.apprentice``).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -48,6 +49,9 @@ POLL_S = 0.25  # wait when the queue is empty (cheap: an empty partial index)
 WAIT_FOR_MODEL_S = 10.0  # a long-running classifier waits for `classify train`
 #: what a relevant page one link further on makes a link worth (the paths estimate)
 PATH_DISCOUNT = 0.5
+#: the application_name of a running classifier's listening connection, then its PID
+#: (sql/frontier.sql: classifiers_running)
+CLASSIFIER_NAME = "focuscrawl-classifier"
 #: scored pages before a calibrated topic first self-trains; then again at each doubling
 SELF_TRAIN_START = 100
 
@@ -123,7 +127,9 @@ class Classifier:
     def run(self, once: bool = False) -> ClassifyStats:
         if not once:
             self.learner.warm_up()
-        listener = None if once else Listener(engine_dsn(self.engine), PAGES_STORED)
+        # named, so that a crawler waiting on a slow batch sees a classifier is running
+        name = f"{CLASSIFIER_NAME} {os.getpid()}"
+        listener = None if once else Listener(engine_dsn(self.engine), PAGES_STORED, name)
         try:
             return self._run(once, listener)
         finally:

@@ -136,10 +136,16 @@ class Pacing(Claims):
 
     def _waited(self, now: float) -> None:
         """A free crawl that waited CLASSIFIER_WAIT_S for a classifier that scored nothing
-        crawls on without waiting for one (saying so once), until one scores again."""
+        crawls on without waiting for one (saying so once), until one scores again; not
+        while a classifier is running (its batch may take longer than that on a busy
+        machine: the crawl would run ahead of it, unfocused)."""
         if self._waiting_since is None:
             self._waiting_since = now
         elif not self.config.lockstep and now - self._waiting_since >= CLASSIFIER_WAIT_S:
+            running = self._sql("classifiers_running", {}, fetch=True)
+            if running and int(running[0][0]):
+                self._waiting_since = now  # it is there, only slow: wait on
+                return
             self._no_classifier = True
             if self._said_no_classifier:
                 return

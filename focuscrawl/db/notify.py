@@ -37,9 +37,10 @@ RECONNECT_S = 1.0
 class Listener:
     """A connection of its own that LISTENs on ``channel``; used by one thread."""
 
-    def __init__(self, dsn: str, channel: str) -> None:
+    def __init__(self, dsn: str, channel: str, name: str | None = None) -> None:
         self.dsn = dsn
         self.channel = channel
+        self.name = name  # the connection's application_name, for others to see it by
         self.notified = 0
         self._connection: Any = None
         self._retry_at = 0.0
@@ -77,7 +78,8 @@ class Listener:
         if time.monotonic() < self._retry_at:
             return None
         try:
-            connection = psycopg2.connect(self.dsn)
+            named = {} if self.name is None else {"application_name": self.name}
+            connection = psycopg2.connect(self.dsn, **named)
             connection.autocommit = True
             with connection.cursor() as cursor:
                 cursor.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))

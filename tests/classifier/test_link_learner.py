@@ -113,9 +113,9 @@ def test_the_learner_fits_holding_no_row_of_the_frontier(
     learning: list[int] = []  # the backend pid of the learner's transaction
     held: list[int] = []  # at each fit: the rows of doc that transaction has written
 
-    def learn(self: LinkLearner, connection: sa.Connection, *args: Any) -> Any:
+    def learn(self: LinkLearner, connection: sa.Connection, *args: Any, **kwargs: Any) -> Any:
         learning.append(connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
-        return original_learn(self, connection, *args)
+        return original_learn(self, connection, *args, **kwargs)
 
     def partial_fit(self: Any, *args: Any, **kwargs: Any) -> None:
         held.append(

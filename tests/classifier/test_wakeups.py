@@ -179,3 +179,43 @@ def test_a_crawl_with_no_classifier_waits_then_crawls_on(
     with trained.connect() as connection:
         stored = connection.exec_driver_sql("SELECT count(*) FROM doc WHERE state = 2").scalar()
     assert stored == 20
+
+
+def test_a_crawl_waits_for_a_running_classifier_however_slow_its_batches(
+    trained: sa.Engine,
+    topics_web: WebBoxThread,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A classifier whose batches take longer than CLASSIFIER_WAIT_S (a calibrated topic
+    self-training on a busy machine) is running, not absent: the crawl keeps within its
+    backlog instead of crawling on unfocused (the README's crawl with no host delay had
+    run 2,000 pages ahead of its classifier)."""
+    monkeypatch.setattr(pacing, "CLASSIFIER_WAIT_S", 0.3)
+    with trained.begin() as connection:
+        add_seeds(connection, SEEDS)
+    classifier = Classifier(trained, poll_seconds=0.1)
+    step = classifier.step
+
+    def slow_step() -> int:
+        time.sleep(1.0)  # each batch a second: three times the crawler's patience
+        return step()
+
+    classifier.step = slow_step  # type: ignore[method-assign]
+    runner = threading.Thread(target=classifier.run, daemon=True)
+    runner.start()
+    config = CrawlConfig(
+        mode=Mode.SOFT, threads=2, host_delay=0.0, quiet=True, max_backlog=3, max_pages=15,
+        idle_exit_seconds=10.0, fetch=FetchConfig(proxy=topics_web.proxy),
+    )  # fmt: skip
+    try:
+        with caplog.at_level(logging.WARNING, logger="focuscrawl.crawler"):
+            stats = Crawler(trained, config).run()
+    finally:
+        classifier.stop()
+        runner.join(30)
+    assert stats.fetched == 15
+    assert "event=no_classifier" not in caplog.text  # it waited for the slow classifier
+    # never more than the backlog ahead: every claim after the first few waited for
+    # scores, so the classifier scored nearly all of the crawl while it ran
+    assert classifier.stats.scored >= 15 - 3 - 2, classifier.stats
