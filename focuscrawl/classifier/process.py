@@ -42,7 +42,7 @@ from focuscrawl.monitor.metrics import ClassifierMetrics
 from focuscrawl.topics.linkmodel import ANCHOR_ESTIMATES, LINK_ESTIMATES, LinkModel
 from focuscrawl.topics.taxonomy import Tree, load_tree
 
-__all__ = ["BATCH", "PATH_DISCOUNT", "Classifier", "ClassifyStats", "good_sets", "node_scores_text"]
+__all__ = ["BATCH", "Classifier", "ClassifyStats", "good_sets", "node_scores_text", "two_step"]
 
 BATCH = 256  # pages per transaction
 POLL_S = 0.25  # wait when the queue is empty (cheap: an empty partial index)
@@ -56,6 +56,12 @@ CLASSIFIER_NAME = "focuscrawl-classifier"
 SELF_TRAIN_START = 100
 
 log = logging.getLogger("focuscrawl.classifier")
+
+
+def two_step(estimate: str) -> float:
+    """What a relevant page one link beyond a link's target makes the link worth in the
+    learner's lessons: ``PATH_DISCOUNT`` for the paths estimate, else nothing."""
+    return PATH_DISCOUNT if estimate == "paths" else 0.0
 
 
 @dataclass
@@ -127,9 +133,10 @@ class Classifier:
     def run(self, once: bool = False) -> ClassifyStats:
         if not once:
             self.learner.warm_up()
-        # named, so that a crawler waiting on a slow batch sees a classifier is running
-        name = f"{CLASSIFIER_NAME} {os.getpid()}"
-        listener = None if once else Listener(engine_dsn(self.engine), PAGES_STORED, name)
+        listener = None
+        if not once:  # named: a crawler waiting on a slow batch sees a classifier runs
+            name = f"{CLASSIFIER_NAME} {os.getpid()}"
+            listener = Listener(engine_dsn(self.engine), PAGES_STORED, name)
         try:
             return self._run(once, listener)
         finally:
@@ -307,9 +314,12 @@ class Classifier:
             self._queued_examples = False
             with self.engine.begin() as connection:
                 parent = self.estimate != "apprentice"
-                two_step = PATH_DISCOUNT if self.estimate == "paths" else 0.0
                 learned = self.learner.learn(
-                    connection, self._tree, parent, self._link_model, two_step=two_step
+                    connection,
+                    self._tree,
+                    parent,
+                    self._link_model,
+                    two_step=two_step(self.estimate),
                 )
             if learned is not None:
                 self.stats.link_models += 1

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 
 from focuscrawl.classifier.apprentice import train_link_model
 from focuscrawl.classifier.estimates import estimate_frontier
-from focuscrawl.classifier.process import PATH_DISCOUNT, good_sets
+from focuscrawl.classifier.process import good_sets, two_step
 from focuscrawl.classifier.store import crawl_estimate, latest_model, scored_models
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
@@ -68,9 +68,9 @@ def rescore(engine: Engine) -> RescoreResult:
         moved = execute(connection, queries["rescore_frontier"], {"good_leaves": good_leaves})
         estimate = crawl_estimate(connection)
         if estimate in LINK_ESTIMATES:
-            two_step = PATH_DISCOUNT if estimate == "paths" else 0.0
             parent = estimate != "apprentice"
-            model = train_link_model(connection, tree, parent, with_crawl=True, two_step=two_step)
+            steps = two_step(estimate)
+            model = train_link_model(connection, tree, parent, with_crawl=True, two_step=steps)
             if model is not None:
                 page_model = None
                 if estimate in ANCHOR_ESTIMATES:

@@ -86,7 +86,7 @@ def test_the_readme_runs_as_written_after_a_fresh_clone(tmp_path: Path) -> None:
         _bash("\n".join([after[0], *own]), work, env, timeout=900)
         exported = (work / "physics.jsonl").read_text(encoding="utf-8").splitlines()
         rows_out = [json.loads(line) for line in exported]
-        assert len(rows_out) >= 150  # every page scored: about 220; unscored pages ~50-100
+        assert len(rows_out) >= 150  # measured 368; 0-99 when it exported unscored pages
         assert all(r["relevance"] >= 0.5 for r in rows_out)
         assert all(r["url"].startswith("http://site") for r in rows_out)
     finally:

@@ -190,7 +190,7 @@ def test_a_crawl_waits_for_a_running_classifier_however_slow_its_batches(
     """A classifier whose batches take longer than CLASSIFIER_WAIT_S (a calibrated topic
     self-training on a busy machine) is running, not absent: the crawl keeps within its
     backlog instead of crawling on unfocused (the README's crawl with no host delay had
-    run 2,000 pages ahead of its classifier)."""
+    run ahead of its classifier to the end of its 2,000 pages)."""
     monkeypatch.setattr(pacing, "CLASSIFIER_WAIT_S", 0.3)
     with trained.begin() as connection:
         add_seeds(connection, SEEDS)
