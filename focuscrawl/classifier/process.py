@@ -356,8 +356,9 @@ class Classifier:
             if self.estimate in LINK_ESTIMATES:  # the next version learns from these
                 scored = [oid for oid, cid in zip(oids, cids, strict=True) if cid is not None]
                 execute(connection, queries["queue_link_examples"], {"oids": scored})
-                if self.estimate == "paths":
-                    params = {"oids": scored, "gamma": PATH_DISCOUNT}
+                gamma = two_step(self.estimate)
+                if gamma:  # and the links into pages that link to relevant ones
+                    params = {"oids": scored, "gamma": gamma}
                     execute(connection, queries["queue_path_examples"], params)
                 self._queued_examples = True
             execute(connection, queries["notify_pages_scored"])  # crawlers waiting on us
