@@ -139,6 +139,23 @@ class _CrawlLinks:
 
     def __init__(self) -> None:
         self._known: dict[tuple[Any, ...], Ids] = {}
+        self._examples: dict[tuple[Any, ...], Ids] = {}
+
+    def examples(self, examples: Sequence[Example], parent: bool) -> _Lessons:
+        """``_Lessons.of(examples, parent)``, each example's features hashed once per
+        learner: a version fitted afresh learns the example links again, unchanged."""
+        if len(self._examples) > self.MOST:
+            self._examples.clear()
+        known = self._examples
+        features: list[Ids] = []
+        for example in examples:
+            parts = example.parts
+            key = (parent, *parts)
+            ids = known.get(key)
+            if ids is None:
+                ids = known[key] = features_of(parts, parent)
+            features.append(ids)
+        return _Lessons(features, [e.label for e in examples])
 
     def lessons(self, rows: Iterable[Any], parent: bool, two_step: float = 0.0) -> _Lessons:
         """``crawl_link_examples``' rows as lessons, in the order of their links (source,
@@ -331,7 +348,7 @@ def _all_lessons(
     rows = execute(connection, queries["crawl_link_examples"])
     crawl = links.lessons(rows, parent, two_step)
     execute(connection, queries["clear_link_examples"])
-    return _Lessons.of(bootstrap_examples(connection, tree), parent) + crawl
+    return links.examples(bootstrap_examples(connection, tree), parent) + crawl
 
 
 def newest_link_model(connection: Connection) -> LinkModel | None:
