@@ -249,6 +249,30 @@ def test_doc_rejects_an_oid_that_is_not_the_url_hash(engine: sa.Engine) -> None:
     assert urls == ["https://a.example/x"]  # url(doc), a computed field
 
 
+def test_a_path_that_does_not_start_with_a_slash_is_checked_by_url_oid_itself(
+    engine: sa.Engine,
+) -> None:
+    """The check reads a new row's bucket off its site when the path starts the URL's
+    path; any other path (no normalised URL has one) is checked by url_oid, whose host
+    then runs on into the path."""
+    url = "https://a.example?q"
+    insert = (
+        "INSERT INTO doc (oid, bucket, https, path, sid, bytehash) "
+        "SELECT o, oid_bucket(o), true, '?q', %(sid)s, 0 FROM (VALUES ({oid})) AS v(o)"
+    )
+    with engine.begin() as connection:
+        sid = connection.exec_driver_sql(f"{ADD_SITE} RETURNING sid").scalar()
+    site_bucket = "(oid_bucket(url_oid('https://a.example/'))::bigint << 56) | 12345"
+    with (
+        pytest.raises(sa.exc.IntegrityError, match="is not url_oid of its URL"),
+        engine.begin() as connection,
+    ):
+        connection.exec_driver_sql(insert.format(oid=site_bucket), {"sid": sid})
+    with engine.begin() as connection:
+        connection.exec_driver_sql(insert.format(oid=f"url_oid('{url}')"), {"sid": sid})
+        assert connection.exec_driver_sql("SELECT d.url FROM doc AS d").scalar() == url
+
+
 def test_a_documents_url_does_not_change(engine: sa.Engine) -> None:
     """Migration 0011: oids are hashes of URLs, so what makes a URL is fixed."""
     _add_docs(engine, 3)
