@@ -1,7 +1,7 @@
 """Exceptions that focuscrawl raises on purpose.
 
 Every error a user can act on is a ``FocuscrawlError``; the CLI prints its message
-on one line and exits with status 2. Library errors (psycopg2, httpx, OSError) are
+on one line and exits with status 2. Library errors (psycopg2, libcurl, OSError) are
 translated at exactly one boundary each, with ``raise ... from exc``.
 
     FocuscrawlError

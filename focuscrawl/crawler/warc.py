@@ -4,7 +4,7 @@ Each exchange is a ``request`` record and a ``response`` record (a ``revisit`` r
 profile *server-not-modified*, when a conditional request got 304), each record gzipped
 on its own, so any record can be read from its offset. The response's payload is the
 body as the server sent it (content-encoding kept; only the chunked transfer encoding,
-which httpcore takes off, is gone, and with it the ``Transfer-Encoding`` header). Files
+which libcurl takes off, is gone, and with it the ``Transfer-Encoding`` header). Files
 are named as Heritrix names them, ``PREFIX-TIMESTAMP17-SERIAL-PID~HOST~PORT.warc.gz``,
 carry ``.open`` while written, start with a ``warcinfo`` record, and rotate once they
 pass ``max_bytes``. Robots.txt fetches and redirects are exchanges too; a fetch that

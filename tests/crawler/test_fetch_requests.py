@@ -8,13 +8,12 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import ClassVar
 
-import httpcore
 import pytest
 
 from focuscrawl.crawler.fetch import FetchConfig, Fetcher
-from focuscrawl.crawler.network import PrivateAddress, PublicOnlyBackend, is_public
+from focuscrawl.crawler.network import is_public, public_socket
 from focuscrawl.errors import ConfigError
 
 
@@ -139,41 +138,16 @@ def test_public_only_fetcher_refuses_private_hosts_before_sending(server: str) -
     assert _Recorder.seen == []  # nothing reached the server
 
 
-def _resolver(*addresses: str) -> Any:
-    calls: list[str] = []
-
-    def resolve(host: str, port: int, **_: Any) -> list[tuple[Any, ...]]:
-        calls.append(host)
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in addresses]
-
-    resolve.calls = calls  # type: ignore[attr-defined]
-    return resolve
-
-
-def test_the_connection_goes_to_the_address_that_was_checked(server: str) -> None:
-    """A rebinding host cannot answer one address to the check and another to the
-    connection: the backend connects to the addresses of its own lookup. Here the
-    lookup says 127.0.0.1 (allowed for the test) for a name no DNS knows."""
-    port = int(server.rsplit(":", 1)[1])
-    resolve = _resolver("127.0.0.1")
-    backend = PublicOnlyBackend(resolve=resolve, allowed=lambda address: True)
-    with httpcore.ConnectionPool(network_backend=backend) as pool:
-        response = pool.request("GET", f"http://rebind.invalid:{port}/a")
-    assert response.status == 200
-    assert resolve.calls == ["rebind.invalid"]
-    assert _Recorder.seen[0]["host"] == f"rebind.invalid:{port}"
-
-
-def test_hosts_with_private_addresses_only_are_refused() -> None:
-    backend = PublicOnlyBackend(resolve=_resolver("127.0.0.1", "10.0.0.7"))
-    with pytest.raises(PrivateAddress, match=r"no public address \(127.0.0.1, 10.0.0.7\)"):
-        backend.connect_tcp("inside.invalid", 80)
-
-    def unresolvable(*_: Any, **__: Any) -> list[tuple[Any, ...]]:
-        raise socket.gaierror(-2, "Name or service not known")
-
-    with pytest.raises(httpcore.ConnectError, match=r"cannot resolve nowhere\.invalid"):
-        PublicOnlyBackend(resolve=unresolvable).connect_tcp("nowhere.invalid", 80)
+def test_a_connection_gets_a_socket_only_for_a_public_address() -> None:
+    """libcurl asks for a socket for each address it is about to connect to, after its
+    one lookup: the check is on the address the connection then uses, so a rebinding
+    host cannot answer one address to the check and another to the connection."""
+    tcp = (socket.AF_INET, socket.SOCK_STREAM, 6)
+    for private in ("127.0.0.1", "10.0.0.7", "169.254.1.1"):
+        assert public_socket((*tcp, (private, 80))) is None
+    opened = public_socket((*tcp, ("93.184.216.34", 80)))
+    assert isinstance(opened, socket.socket) and opened.family == socket.AF_INET
+    opened.close()  # never connected: nothing was sent
 
 
 @pytest.mark.parametrize(
