@@ -241,9 +241,9 @@ _CURL_ERRORS = {
 class Fetcher:
     """A libcurl handle per thread; ``fetch`` is safe to call from many threads.
 
-    Requests go to libcurl (pycurl), which parses HTTP in C: a fourth of the client CPU
-    a fetch that httpcore's pure-Python HTTP took (0.13 against 0.66 ms a page from the
-    web-in-a-box, eight threads). Each worker thread has its own handle and so its own
+    Requests go to libcurl (pycurl), which parses HTTP in C: under a third of the client
+    CPU a fetch that httpcore's pure-Python HTTP took (0.18-0.21 against 0.61-0.70 ms a
+    page from the web-in-a-box, eight threads, ``bench/fetch.py``). Each worker thread has its own handle and so its own
     keep-alive connections (``keepalive_per_thread``, idle ones closed after 5 s); curl
     follows no redirect (the crawler records them hop by hop), keeps no cookie and
     decodes nothing: bodies are decoded here, within ``max_bytes`` of output, so a gzip
