@@ -243,11 +243,11 @@ class Fetcher:
 
     Requests go to libcurl (pycurl), which parses HTTP in C: under a third of the client
     CPU a fetch that httpcore's pure-Python HTTP took (0.18-0.21 against 0.61-0.70 ms a
-    page from the web-in-a-box, eight threads, ``bench/fetch.py``). Each worker thread has its own handle and so its own
-    keep-alive connections (``keepalive_per_thread``, idle ones closed after 5 s); curl
-    follows no redirect (the crawler records them hop by hop), keeps no cookie and
-    decodes nothing: bodies are decoded here, within ``max_bytes`` of output, so a gzip
-    bomb stops at that much memory.
+    page from the web-in-a-box, eight threads, ``bench/fetch.py``). Each worker thread
+    has its own handle and so its own keep-alive connections (``keepalive_per_thread``,
+    idle ones closed after 5 s); curl follows no redirect (the crawler records them hop
+    by hop), keeps no cookie and decodes nothing: bodies are decoded here, within
+    ``max_bytes`` of output, so a gzip bomb stops at that much memory.
 
     With ``public_only`` it connects to public addresses only, checked on the address
     each connection is about to use (``focuscrawl.crawler.network``); a fetch refused so
