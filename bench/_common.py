@@ -6,6 +6,8 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -22,6 +24,7 @@ from focuscrawl.db.embedded import EmbeddedServer
 from focuscrawl.db.migrate import upgrade
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap
+from focuscrawl.webbox.process import start_server_process
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -223,3 +226,19 @@ class CpuMeter:
         for pid, (role, total) in self._last.items():
             used[role] = used.get(role, 0.0) + total - self._first.get(pid, 0.0)
         return {role: round(value, 1) for role, value in sorted(used.items())}
+
+
+@contextmanager
+def served_web(pages: int, hosts: int, prefix: str) -> Iterator[tuple[str, int]]:
+    """A generated web (seed 1, ``pages`` on ``hosts``) served by a web-in-a-box
+    subprocess with no faults, from a throw-away home: its proxy URL and process id."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        cli = [sys.executable, "-m", "focuscrawl", "--home", tmp]
+        generate = ["webbox", "generate", "--pages", str(pages), "--hosts", str(hosts)]
+        subprocess.run([*cli, *generate, "--seed", "1"], check=True, capture_output=True)
+        server, proxy = start_server_process(Path(tmp), "synthetic", "--no-faults")
+        try:
+            yield proxy, server.pid
+        finally:
+            server.terminate()
+            server.communicate()

@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import resource
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -26,10 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import write_results
+from _common import served_web, write_results
 
 from focuscrawl.crawler.fetch import FetchConfig, Fetcher
-from focuscrawl.webbox.process import start_server_process
 from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 
 
@@ -91,17 +88,8 @@ def main() -> None:
     # every page once, spread over the hosts as a crawl's claims spread them
     step = next(s for s in itertools.count(7) if args.pages % s)
     urls = [web.url(i * step % args.pages) for i in range(min(args.fetch, args.pages))]
-    with tempfile.TemporaryDirectory(prefix="focuscrawl-bench-fetch-") as tmp:
-        home = Path(tmp)
-        cli = [sys.executable, "-m", "focuscrawl", "--home", str(home)]
-        generate = ["webbox", "generate", "--pages", str(args.pages), "--hosts", str(args.hosts)]
-        subprocess.run([*cli, *generate, "--seed", "1"], check=True, capture_output=True)
-        server, proxy = start_server_process(home, "synthetic", "--no-faults")
-        try:
-            result = measure(proxy, urls, args.threads)
-        finally:
-            server.terminate()
-            server.communicate()
+    with served_web(args.pages, args.hosts, "focuscrawl-bench-fetch-") as (proxy, _):
+        result = measure(proxy, urls, args.threads)
     result.update(web_pages=args.pages, hosts=args.hosts)
     print(
         f"{result['client']}, {result['threads']} threads: {result['fetched']:,} pages "

@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -28,9 +26,8 @@ from urllib.parse import urldefrag, urljoin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import proc_stat, write_results
+from _common import proc_stat, served_web, write_results
 
-from focuscrawl.webbox.process import start_server_process
 from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 
 
@@ -146,18 +143,9 @@ def main() -> None:
     check_installed()
     if min(args.pages, args.hosts, args.fetch, args.connections) < 1 or args.pages < 50:
         parser.error("--pages (at least 50), --hosts, --fetch and --connections must be positive")
-    with tempfile.TemporaryDirectory(prefix="focuscrawl-bench-limit-") as tmp:
-        home = Path(tmp)
-        cli = [sys.executable, "-m", "focuscrawl", "--home", str(home)]
-        generate = ["webbox", "generate", "--pages", str(args.pages), "--hosts", str(args.hosts)]
-        subprocess.run([*cli, *generate, "--seed", "1"], check=True, capture_output=True)
-        server, proxy = start_server_process(home, "synthetic", "--no-faults")
-        try:
-            seeds = seeds_of(args.pages, args.hosts)
-            result = measure(proxy, server.pid, seeds, args.fetch, args.connections)
-        finally:
-            server.terminate()
-            server.communicate()
+    with served_web(args.pages, args.hosts, "focuscrawl-bench-limit-") as (proxy, pid):
+        seeds = seeds_of(args.pages, args.hosts)
+        result = measure(proxy, pid, seeds, args.fetch, args.connections)
     result.update(web_pages=args.pages, hosts=args.hosts)
     cpu = result["cpu_seconds"]
     print(
