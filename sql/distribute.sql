@@ -4,6 +4,12 @@
 -- citus_installed --
 SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') AS installed;
 
+-- migrate_sequentially --
+-- A migration on a Citus cluster uses one connection a worker throughout: Citus refuses
+-- to propagate a changed function after a parallel operation on a distributed table in
+-- the same transaction, and a migration from several revisions back may do both.
+SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
+
 -- citus_nodes --
 -- Every worker of the cluster and whether the coordinator reaches it now (db status;
 -- run only where citus_installed is true).

@@ -19,7 +19,8 @@ from focuscrawl.settings import Settings
 if TYPE_CHECKING:  # alembic is imported where it runs: a tenth of a second at every start
     from alembic.config import Config
     from alembic.script import ScriptDirectory
-from focuscrawl.db.database import database_url, error_line, make_engine, unreachable
+from focuscrawl.db.database import database_url, error_line, execute, make_engine, unreachable
+from focuscrawl.db.queries import queries
 
 _log = logging.getLogger("focuscrawl.db.migrate")
 
@@ -174,6 +175,8 @@ def _with_lock(engine: Engine, action: str, revision: str) -> None:
     try:
         with engine.begin() as connection:
             connection.execute(sa.select(sa.func.pg_advisory_xact_lock(_MIGRATION_LOCK_KEY)))
+            if execute(connection, queries["citus_installed"]).scalar():
+                execute(connection, queries["migrate_sequentially"])
             from alembic import command
 
             config = alembic_config(connection)

@@ -16,8 +16,9 @@ from focuscrawl.crawler import pacing
 from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.fetch import FetchConfig
 from focuscrawl.crawler.process import Crawler, CrawlStats
-from focuscrawl.db.database import engine_dsn
+from focuscrawl.db.database import engine_dsn, execute
 from focuscrawl.db.notify import PAGES_STORED, Listener
+from focuscrawl.db.queries import queries
 from focuscrawl.db.seeds import add_seeds
 from focuscrawl.webbox import WebBoxThread
 from tests.classifier.topics import page_url
@@ -204,6 +205,14 @@ def test_a_crawl_waits_for_a_running_classifier_however_slow_its_batches(
     classifier.step = slow_step  # type: ignore[method-assign]
     runner = threading.Thread(target=classifier.run, daemon=True)
     runner.start()
+    # running: its named listening connection is open (a crawl that starts first may find
+    # none within its patience, and rightly say so)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with trained.connect() as connection:
+            if execute(connection, queries["classifiers_running"]).scalar_one():
+                break
+        time.sleep(0.05)
     config = CrawlConfig(
         mode=Mode.SOFT, threads=2, host_delay=0.0, quiet=True, max_backlog=3, max_pages=15,
         idle_exit_seconds=10.0, fetch=FetchConfig(proxy=topics_web.proxy),
