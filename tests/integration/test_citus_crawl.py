@@ -187,9 +187,10 @@ def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
     )
     assert fetched_after > fetched and numbered > 0
 
-    # Migrating the distributed crawl (docs/how-to/several-machines.md): three revisions
-    # down and up again, the newest of which add columns to distributed tables and change
-    # how rows replicate, keep every row, and every worker's shards follow the schema
+    # Migrating the distributed crawl (docs/how-to/several-machines.md): four revisions
+    # down and up again, which add columns to distributed tables, change how rows
+    # replicate and change a trigger's function (in one transaction), keep every row, and
+    # every worker's shards follow the schema
     counts = "SELECT (SELECT count(*) FROM doc), (SELECT count(*) FROM link)"
     before = _rows(cluster, counts)
     focuscrawl(env, "db", "downgrade", "0018")
@@ -204,3 +205,9 @@ def test_a_focused_crawl_with_the_classifier_distiller_and_report_on_citus(
         "WHERE table_name ~ '^link_[0-9]+$' AND column_name = 'own'$$)",
     )
     assert len(shard_columns) == 2 and all(int(n) > 0 for n in shard_columns), shard_columns
+    ((checks,),) = _rows(  # 0022's function, on every node that runs the trigger
+        cluster,
+        "SELECT array_agg(result ORDER BY nodeport) FROM run_command_on_workers($$"
+        "SELECT prosrc LIKE '%starts_with%' FROM pg_proc WHERE proname = 'doc_urls_checked'$$)",
+    )
+    assert checks == ["t", "t"], checks
