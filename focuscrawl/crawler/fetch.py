@@ -124,6 +124,7 @@ class _Transfer:
     raises: it says why it stopped the transfer in ``failure``."""
 
     __slots__ = (
+        "_fields",
         "deadline",
         "decoder",
         "failure",
@@ -133,12 +134,15 @@ class _Transfer:
         "raw",
         "refused",
         "started",
+        "status",
         "status_line",
     )  # fmt: skip
 
     def __init__(self, limit: int, deadline: float, raw: bytearray | None) -> None:
         self.status_line = b""
+        self.status: int | None = None  # the status line's code, once one came
         self.lines: list[bytes] = []
+        self._fields: dict[str, str] | None = None  # the lines' fields, once read
         self.out = bytearray()
         self.raw = raw
         self.decoder: zlib._Decompress | None = None
@@ -147,21 +151,25 @@ class _Transfer:
         self.failure: str | None = None
         self.limit = limit
         self.deadline = deadline
-        self.refused: list[str] = []  # private addresses the connection would have used
+        self.refused = False  # a private address the connection would have used
 
     def header(self, line: bytes) -> None:
+        self._fields = None
         if line.startswith(b"HTTP/"):  # a new response (after a 100 Continue)
             self.status_line = line.rstrip(b"\r\n")
+            parts = self.status_line.split(None, 2)
+            self.status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
             self.lines = []
         elif line[:1] in (b" ", b"\t") and self.lines:  # a folded line continues
             self.lines[-1] = self.lines[-1].rstrip(b"\r\n") + b" " + line.strip()
         elif line.strip():
             self.lines.append(line)
 
-    @property
-    def status(self) -> int | None:
-        parts = self.status_line.split(None, 2)
-        return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+    def fields(self) -> dict[str, str]:
+        """The response's header fields by lower-case name (``_fields``), read once."""
+        if self._fields is None:
+            self._fields = _fields(self.headers())
+        return self._fields
 
     def headers(self) -> list[tuple[bytes, bytes]]:
         pairs = []
@@ -176,7 +184,7 @@ class _Transfer:
             if self.status != 200 and self.raw is None:
                 self.failure = "unread"  # nobody reads it: the connection is dropped
                 return 0
-            fields = _fields(self.headers()) if self.status == 200 else {}
+            fields = self.fields() if self.status == 200 else {}
             declared = fields.get("content-length", "")
             encoding = fields.get("content-encoding")
             if declared.isdigit() and int(declared) > self.limit and encoding is None:
@@ -299,8 +307,7 @@ class Fetcher:
             handle.setopt(pycurl.MAXAGE_CONN, math.ceil(KEEPALIVE_EXPIRY_S))
             handle.setopt(pycurl.CAINFO, certifi.where())
             if self._proxy is not None:
-                host, port = self._proxy
-                handle.setopt(pycurl.PROXY, f"http://{host.decode()}:{port}")
+                handle.setopt(pycurl.PROXY, config.proxy)  # checked by _proxy_address
             if self.public_only:
                 handle.setopt(pycurl.OPENSOCKETFUNCTION, self._open_socket)
             self._local.handle = handle
@@ -312,7 +319,7 @@ class Fetcher:
         transfer: _Transfer | None = getattr(self._local, "transfer", None)
         opened = public_socket(address)
         if opened is None and transfer is not None:
-            transfer.refused.append(str(address[3][0]))
+            transfer.refused = True
         return pycurl.SOCKET_BAD if opened is None else opened
 
     def close(self) -> None:
@@ -377,7 +384,7 @@ class Fetcher:
         if status is None:
             result.error = error or "protocol"
             return result
-        fields = _fields(transfer.headers())
+        fields = transfer.fields()
         result.status = status
         result.content_type = fields.get("content-type", "")
         result.location = fields.get("location")
@@ -395,7 +402,7 @@ class Fetcher:
             return result
         if error is None and status == 200:
             result.body = transfer.body()
-            error = transfer.failure if transfer.failure != "unread" else None
+            error = transfer.failure  # of decoding's end ("unread" is never a 200's)
             if error is not None:
                 result.body = b""
         result.error = error
