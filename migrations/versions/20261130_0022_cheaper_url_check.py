@@ -3,11 +3,11 @@
 ``doc_urls_checked`` (0011) recomputed ``url_oid`` of every new doc row: the host cut
 out of the URL again by a regular expression and hashed with MD5 for its bucket (0016),
 then the URL hashed for the other 56 bits; about 12 µs a row, 7.5% of the server's
-statement time in a breadth-first crawl. The row's site is joined anyway, and the site's bucket is its
-host's (``site_bucket_is_host_hash``): when the path starts the URL's path (it is empty
-or begins with "/", as every URL the crawler normalises does), the host ``url_oid``
-would cut out is that site's host, so the check compares the oid's top byte with the
-site's bucket and hashes the URL once. Any other path is checked as before. The same
+statement time in a breadth-first crawl. The row's site is joined anyway, and the site's
+bucket is its host's (``site_bucket_is_host_hash``): when the path starts the URL's path
+(it is empty or begins with "/", as every URL the crawler normalises does), the host
+``url_oid`` would cut out is that site's host, so the check compares the oid's top byte
+with the site's bucket and hashes the URL once. Any other path is checked as before. The same
 rows are refused, with the same errors.
 
 Revision ID: 0022
