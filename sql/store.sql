@@ -16,7 +16,7 @@ CREATE TEMP TABLE IF NOT EXISTS stage_result (
 ) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_link (
     oid_src bigint, oid_dst bigint, bytehash integer, https boolean, host text, path text,
-    anchor text, context text, estimate float8, own real
+    anchor text, context text, estimate float8, own real, known boolean
 ) ON COMMIT DELETE ROWS;
 
 -- lock_pages --
@@ -30,10 +30,11 @@ FOR UPDATE;
 
 -- store_link_sites --
 -- The sites of out-links in %(buckets)s: every bucket of the batch's links on one
--- server; on a Citus cluster those of one shard, as store_link_docs.
+-- server; on a Citus cluster those of one shard, as store_link_docs. (A URL the crawler
+-- knows is checked in, known, has its site.)
 INSERT INTO site (host, bucket)
 SELECT DISTINCT host, oid_bucket(oid_dst) FROM stage_link
-WHERE oid_bucket(oid_dst) = ANY(%(buckets)s::smallint[])
+WHERE oid_bucket(oid_dst) = ANY(%(buckets)s::smallint[]) AND NOT known
 ORDER BY host
 ON CONFLICT (host, bucket) DO NOTHING;
 
@@ -76,7 +77,8 @@ ON CONFLICT (oid, bucket) DO UPDATE
 -- store_link_docs_unestimated --
 -- store_link_docs for a batch with no check-in estimates (no link model, or a crawl
 -- whose frontier estimate is not the link learner's): every new URL comes in at
--- -Infinity, so a URL already known has nothing to gain and is left alone, unlocked.
+-- -Infinity, so a URL already known has nothing to gain and is left alone, unlocked;
+-- one the crawler knows it has checked in (known) is not even looked up.
 -- (Shard by shard on a Citus cluster, as store_link_docs.)
 INSERT INTO doc (oid, bucket, https, path, sid, bytehash, relevance, priority, depth, state)
 SELECT l.oid_dst, s.bucket, l.https, l.path, s.sid, l.bytehash, '-Infinity'::float8,
@@ -85,6 +87,7 @@ FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
 JOIN site AS s ON s.host = l.host AND s.bucket = oid_bucket(l.oid_dst)
 WHERE oid_bucket(l.oid_dst) = ANY(%(buckets)s::smallint[]) AND s.bucket = ANY(%(buckets)s::smallint[])
+  AND NOT l.known
 ORDER BY l.oid_dst
 ON CONFLICT (oid, bucket) DO NOTHING;
 

@@ -38,6 +38,10 @@ FLUSH_SECONDS = 0.25
 #: pages this store wrote as fetched, failed or excluded, remembered (up to this many) so
 #: that links to them get no check-in estimate: store_link_docs leaves such URLs out
 SETTLED_KEPT = 1_000_000
+#: URLs this store has checked in (their doc rows exist), remembered up to this many so
+#: that an unestimated check-in leaves them out: in a breadth-first crawl two links in
+#: three lead to a URL already known, and each cost the server a join and a conflict
+KNOWN_KEPT = 1_000_000
 #: the states store_link_docs leaves a known URL in (sql/store.sql)
 _SETTLED = frozenset((DocState.FETCHED, DocState.FAILED, DocState.EXCLUDED))
 
@@ -118,13 +122,17 @@ def copy_rows(cursor: Any, table: str, rows: Iterable[tuple[Any, ...]]) -> None:
 
 
 def _link_lines(
-    batch: Iterable[Outcome], estimates: CheckInEstimates, settled: Container[int] = ()
+    batch: Iterable[Outcome],
+    estimates: CheckInEstimates,
+    settled: Container[int] = (),
+    known: Container[int] = (),
 ) -> tuple[io.StringIO, set[int]]:
     """The out-links of a batch as ``stage_link`` COPY text (the hot path of ingest):
     each normalised URL as its ids, whether it is https, its host and its path, with
     its anchor, context, check-in estimate and the sum of its own features' weights
     (``link.own``; both NULL: unestimated, and for a URL in ``settled``, whose row no
-    estimate changes); and the URLs' oids."""
+    estimate changes), and whether its row is in ``known`` (it exists: an unestimated
+    check-in leaves it out); and the URLs' oids."""
     rows: list[tuple[int, str, str | None, str | None, bool, str, str, int, int]] = []
     for outcome in batch:
         src = outcome.claim.oid
@@ -155,7 +163,7 @@ def _link_lines(
         estimate = "\\N\t\\N" if value is None else f"{value[0]!r}\t{value[1]!r}"
         write(
             f"{src}\t{oid}\t{bytehash}\t{'t' if https else 'f'}\t{host}\t"
-            f"{path}\t{text}\t{around}\t{estimate}\n"
+            f"{path}\t{text}\t{around}\t{estimate}\t{'t' if oid in known else 'f'}\n"
         )
     buffer.seek(0)
     return buffer, targets
@@ -181,6 +189,7 @@ class Store:
         self._taken_lock = threading.Lock()
         self.estimates = CheckInEstimates()
         self._settled: set[int] = set()
+        self._known: set[int] = set()
         #: which buckets share a shard: the crawler shares its own, read from the database
         #: it crawls into (one group on one server); pages are locked shard by shard
         self.layout = Layout(engine)
@@ -291,7 +300,7 @@ class Store:
             copy_rows(cursor, "stage_result", results)
             if with_links:
                 self.estimates.refresh(cursor)
-                lines, targets = _link_lines(outcomes, self.estimates, self._settled)
+                lines, targets = _link_lines(outcomes, self.estimates, self._settled, self._known)
                 cursor.copy_expert("COPY stage_link FROM STDIN", lines)
             # the order sql/store.sql gives, and why
             for buckets, oids in shards.split(outcome.claim.oid for outcome in outcomes):
@@ -318,5 +327,7 @@ class Store:
             if any(outcome.state == DocState.FETCHED for outcome in outcomes):
                 cursor.execute(queries["notify_pages_stored"])  # the classifier's work
         self._connection.commit()
+        if len(self._known) < KNOWN_KEPT:  # every target has its row now
+            self._known.update(targets)
         if len(self._settled) < SETTLED_KEPT:
             self._settled.update(o.claim.oid for o in outcomes if o.state in _SETTLED)

@@ -93,6 +93,38 @@ def test_a_page_fetched_again_keeps_only_its_new_links(engine: sa.Engine) -> Non
     assert known == 4  # B stays known although no page links to it now
 
 
+def test_links_to_urls_the_store_checked_in_before_are_stored_and_known_once(
+    engine: sa.Engine,
+) -> None:
+    """Links to a URL the store checked in before (staged as known) are stored with
+    their sites, the URL's row stays as it was (the depth of its first page), and the
+    URLs new in the same batch come in."""
+    claim = _claim(engine)
+    store = Store(engine)
+    try:
+        store.write([_fetched(claim, [(B, "b")])])
+        with engine.begin() as connection:  # a deeper page links to B and C
+            add_seeds(connection, [D])
+            connection.exec_driver_sql(
+                "UPDATE doc SET depth = 5 WHERE doc.url = %(url)s", {"url": D}
+            )
+            sid = connection.exec_driver_sql(
+                "SELECT sid FROM doc WHERE doc.url = %(url)s", {"url": D}
+            ).scalar()
+        store.write([_fetched(Claim(oid_of(D), D, sid, 0, 5), [(B, "b from d"), (C, "c")])])
+    finally:
+        store.close()
+    assert _links(engine) == [(B, "b", True), (B, "b from d", True), (C, "c", True)]
+    with engine.connect() as connection:
+        depths = dict(
+            connection.exec_driver_sql(
+                "SELECT d.url, d.depth FROM doc AS d WHERE d.url IN (%(b)s, %(c)s)",
+                {"b": B, "c": C},
+            ).all()
+        )
+    assert depths == {B: claim.depth + 1, C: 6}
+
+
 def test_a_page_twice_in_one_batch_is_stored_once(engine: sa.Engine) -> None:
     claim = _claim(engine)
     _write(engine, _fetched(claim, [(B, "first")]), _fetched(claim, [(B, "second"), (C, "c")]))

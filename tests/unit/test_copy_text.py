@@ -47,12 +47,27 @@ def test_links_to_settled_pages_are_staged_with_no_estimate() -> None:
     # the estimate (soft's: the anchor's factor at its floor), then the sum of the
     # link's own features' weights (link.own)
     estimate = float(log_sigmoid(np.asarray([-1.0]))[0]) + ANCHOR_FLOOR
-    assert [(int(r[1]), r[-2], r[-1]) for r in rows] == [
+    assert [(int(r[1]), r[-3], r[-2]) for r in rows] == [
         (oid_of(fetched), "\\N", "\\N"),
         (oid_of(fresh), repr(estimate), "0.0"),
     ]
     unsettled, _ = _link_lines([outcome], estimates)
-    assert "\\N" not in [line.split("\t")[-1] for line in unsettled.getvalue().splitlines()]
+    assert "\\N" not in [line.split("\t")[-2] for line in unsettled.getvalue().splitlines()]
+
+
+def test_links_to_urls_the_store_checked_in_are_staged_as_known() -> None:
+    """A link to a URL whose row the store has written is staged as known (an
+    unestimated check-in leaves it out); the others are not."""
+    page = "http://h.example/page"
+    old, new = "http://h.example/old", "http://h.example/new"
+    outcome = Outcome(
+        Claim(oid_of(page), page, 1, 0, 0),
+        DocState.FETCHED,
+        links=[(old, "old", None), (new, "new", None)],
+    )
+    lines, _ = _link_lines([outcome], CheckInEstimates(), known={oid_of(old)})
+    rows = [line.split("\t") for line in lines.getvalue().splitlines()]
+    assert [(int(r[1]), r[-1]) for r in rows] == [(oid_of(old), "t"), (oid_of(new), "f")]
 
 
 @given(
@@ -80,7 +95,7 @@ def test_link_lines_escape_what_needs_it_in_a_batch_of_plain_links(
     rows = [line.split("\t") for line in lines.getvalue().split("\n")[:-1]]
     assert len(rows) == len(links)
     for row, (n, (path, anchor, context)) in zip(rows, enumerate(links), strict=True):
-        assert len(row) == 10  # ... anchor, context, estimate, own
+        assert len(row) == 11  # ... anchor, context, estimate, own, known
         assert row[4:8] == [
             "h.example",
             f"/x{n}{path}",
