@@ -126,6 +126,10 @@ class Classifier:
         self._shards: ShardMap | None = None
         self._turn = 0  # the shard whose pages the next claim tries first
         self._self_train_at = 0  # stats.scored at which to look at the crawl's count again
+        #: set while nothing is left to do: the queue read empty after every version,
+        #: estimate and self-training that the last scores made due (an evaluation's
+        #: lockstep round waits for it, so that a crawl repeats exactly)
+        self.settled = threading.Event()
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -162,6 +166,7 @@ class Classifier:
             if done is None:
                 break  # stopped while the database was away
             if done == 0:
+                self.settled.set()
                 if once or listener is None:
                     break
                 # woken when a store commits pages; the timeout is the fallback poll
@@ -337,6 +342,7 @@ class Classifier:
             rows = self._claim(connection)
             if not rows:
                 return 0
+            self.settled.clear()  # before the scores commit: a round ends after it
             self._link_state(connection)
             frontier, good_leaves = self.good_sets(tree)
             relevances, cids = self.score(stored, tree, connection, rows)

@@ -34,6 +34,8 @@ __all__ = ["CrawlPlan", "CrawlTrace", "prepare_database", "prepare_strategy", "r
 
 #: the classifier is woken by the store's notification; this is the fallback poll
 CLASSIFIER_POLL_S = 0.25
+#: how often a round that waits for the classifier to settle looks for a failure
+SETTLE_POLL_S = 0.05
 #: the largest focused round (a crawl whose rounds grow, CrawlPlan.backlog_share)
 ROUND_MOST = 64
 
@@ -160,6 +162,13 @@ def run_crawl(
     labelled: list[int] = []
 
     def between_rounds(fetched: int) -> None:
+        # the round's pages are scored; what the classifier learned from them (a new
+        # version of the link learner, the frontier estimated again, self-training) is
+        # waited for too, or the next claim would read estimates half changed, and a
+        # crawl would not repeat for its seeds
+        while not classifier.settled.wait(SETTLE_POLL_S):
+            if failure or crawler.stop_event.is_set():
+                return
         if progress is not None:
             progress(fetched)
         if plan.strategy is Strategy.LABELS and not labelled and fetched >= plan.label_after:
