@@ -40,7 +40,9 @@ FLUSH_SECONDS = 0.25
 SETTLED_KEPT = 1_000_000
 #: URLs this store has checked in (their doc rows exist), remembered up to this many so
 #: that an unestimated check-in leaves them out: in a breadth-first crawl two links in
-#: three lead to a URL already known, and each cost the server a join and a conflict
+#: three lead to a URL already known, and each cost the server a join and a conflict.
+#: (focuscrawl never deletes a doc row; one deleted by hand during a crawl is not checked
+#: in again by a store that knew it.)
 KNOWN_KEPT = 1_000_000
 #: the states store_link_docs leaves a known URL in (sql/store.sql)
 _SETTLED = frozenset((DocState.FETCHED, DocState.FAILED, DocState.EXCLUDED))
