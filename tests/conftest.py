@@ -35,9 +35,10 @@ _counter = itertools.count()
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Under ``scripts/test``'s workers (pytest-xdist), the ``test_citus_*`` modules all run
-    in one worker, one after another: they share fixed resources (a Citus cluster's ports,
-    the subnet of the network namespaces, the one build of Citus); every other test goes
+    """Under ``scripts/test``'s workers (pytest-xdist), the ``test_citus_*`` and
+    ``test_debian_*`` modules all run in one worker, one after another: they share fixed
+    resources (a Citus cluster's ports, the subnet of the network namespaces, the builds of
+    Citus and of Debian's PostgreSQL); every other test goes
     to whichever worker is free. (xdist's own ``--dist loadgroup`` did not group them
     under pytest 9: each test went its own way.)"""
     from xdist.scheduler import LoadScopeScheduling
@@ -45,7 +46,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class CitusInOneWorker(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0].rpartition("/")[2]
-            return "citus" if module.startswith("test_citus_") else nodeid
+            return "citus" if module.startswith(("test_citus_", "test_debian_")) else nodeid
 
     return CitusInOneWorker(config, log)
 

@@ -30,6 +30,21 @@ down_revision = "0012"
 branch_labels = None
 depends_on = None
 
+#: url(doc) as migration 0011 made it. PostgreSQL's newer minor releases (15.20; 16.2 did
+#: not) refuse to add or drop a column of doc while a function with a SQL-standard body
+#: uses doc's row type ("cannot alter table "doc" because function url(doc) uses its row
+#: type"): it is dropped around the change and made again, the same.
+URL_FUNCTION = """
+    CREATE FUNCTION url(doc) RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN (SELECT doc_url($1.https, s.host, $1.path) FROM site AS s WHERE s.sid = $1.sid)
+"""
+
+
+def _alter_doc(statement: str) -> None:
+    op.execute("DROP FUNCTION url(doc)")
+    op.execute(statement)
+    op.execute(URL_FUNCTION)
+
 
 def upgrade() -> None:
     op.execute("ALTER TABLE link ADD COLUMN context text")
@@ -43,7 +58,7 @@ def upgrade() -> None:
         "COMMENT ON TABLE model IS 'Trained models: page classifiers and link learner "
         "versions; the newest of each kind is the one in use.'"
     )
-    op.execute("ALTER TABLE doc ADD COLUMN estimated_by smallint NOT NULL DEFAULT 0")
+    _alter_doc("ALTER TABLE doc ADD COLUMN estimated_by smallint NOT NULL DEFAULT 0")
     op.execute(
         """
         CREATE TABLE example_link (
@@ -93,7 +108,7 @@ def downgrade() -> None:
     op.execute("DROP TABLE crawl_setting")
     op.execute("DROP TABLE link_example")
     op.execute("DROP TABLE example_link")
-    op.execute("ALTER TABLE doc DROP COLUMN estimated_by")
+    _alter_doc("ALTER TABLE doc DROP COLUMN estimated_by")
     op.execute("DROP INDEX model_kind")
     op.execute(
         "COMMENT ON TABLE model IS "

@@ -1,13 +1,16 @@
 """Three machines on one: a Citus coordinator and two workers, each in a network
-namespace of its own on a bridge this module creates, speaking TCP with password
+namespace of its own on a bridge this module creates, speaking TCP with TLS and password
 (SCRAM) authentication between them and for every client, as
-docs/how-to/several-machines.md sets up three real machines. (Not TLS: the PostgreSQL
-that pgserver ships, which Citus is built against here, has no SSL support: "SSL is not
-supported by this build".)
+docs/how-to/several-machines.md sets up three real machines. Each node has a
+certificate for its address from a certificate authority made here, and every connection
+over the network, the nodes' own among them, verifies it (``sslmode=verify-full``).
 
+The nodes run Debian's PostgreSQL 15 with Citus built against it
+(``scripts/citus-build-ssl``, from Debian's packages): the PostgreSQL that pgserver
+ships has no SSL support.
 Every address is a private one of the namespaces made here (``SUBNET``); nothing is
-aimed anywhere else. Needs root, ``ip`` and the kernel's bridge and veth devices: the
-test is skipped without them, and fails under CI=true.
+aimed anywhere else. Needs root, ``ip``, the kernel's bridge and veth devices, apt and
+``openssl``: the test is skipped without them, and fails under CI=true.
 """
 
 from __future__ import annotations
@@ -22,10 +25,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from focuscrawl.db.cluster import NODE_SHARED_BUFFERS, run_statement
 from focuscrawl.db.embedded import EmbeddedServer
+from tests.integration.debian_postgresql import skip_or_fail
 
 SUBNET = "10.231.7"  # the bridge is .1, node n is .(10 + n)
 PORT = 5432  # each node on its own address: the same port everywhere, as on machines
@@ -51,11 +53,8 @@ def network_or_skip() -> None:
             _ip("link", "del", probe)
         except subprocess.CalledProcessError as exc:
             reason = f"cannot make a bridge: {exc.stderr.strip()}"
-    if reason is None:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true but {reason}")
-    pytest.skip(reason)
+    if reason is not None:
+        skip_or_fail(reason)
 
 
 @dataclass(frozen=True)
@@ -112,30 +111,85 @@ def entered(host: Host) -> Iterator[None]:
                 raise OSError(ctypes.get_errno(), "setns back")
 
 
+def _openssl(*args: str) -> None:
+    subprocess.run(["openssl", *args], check=True, capture_output=True, text=True)
+
+
+def certificates(directory: Path, addresses: list[str]) -> Path:
+    """A certificate authority and, for each address, a key and a certificate it signed
+    for that IP address (``<address>.key``, ``<address>.crt``); returns the authority's
+    certificate, which every client verifies the nodes against."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key, ca = directory / "ca.key", directory / "ca.crt"
+    curve = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    _openssl("req", "-x509", *curve, "-keyout", str(ca_key), "-out", str(ca),
+             "-days", "2", "-subj", "/CN=focuscrawl test CA")  # fmt: skip
+    for address in addresses:
+        key, request = directory / f"{address}.key", directory / f"{address}.csr"
+        san = directory / f"{address}.ext"
+        san.write_text(f"subjectAltName=IP:{address}\n")
+        _openssl("req", *curve, "-keyout", str(key), "-out", str(request),
+                 "-subj", f"/CN={address}")  # fmt: skip
+        _openssl("x509", "-req", "-in", str(request), "-CA", str(ca), "-CAkey", str(ca_key),
+                 "-CAcreateserial", "-out", str(directory / f"{address}.crt"), "-days", "2",
+                 "-extfile", str(san))  # fmt: skip
+    return ca
+
+
 @dataclass
 class NetworkCluster:
     """The coordinator (``nodes[0]``) and workers, up, each on its host's address."""
 
     hosts: list[Host]
     nodes: list[EmbeddedServer]
+    #: the certificate authority's certificate, which clients verify the nodes against
+    ca: Path
 
-    def url(self, node: int = 0, password: str = PASSWORD) -> str:
-        """Node ``node``'s URL as another machine uses it: TCP and the password."""
-        return f"postgresql://postgres:{password}@{self.hosts[node].address}:{PORT}/focuscrawl"
+    def url(self, node: int = 0, password: str = PASSWORD, sslmode: str = "verify-full") -> str:
+        """Node ``node``'s URL as another machine uses it: TCP, TLS and the password."""
+        return (
+            f"postgresql://postgres:{password}@{self.hosts[node].address}:{PORT}/focuscrawl"
+            f"?sslmode={sslmode}&sslrootcert={self.ca}"
+        )
 
 
-#: every connection over the network must give the password; the local socket (the
-#: machine's own administrator) is trusted, as the embedded server's is
+#: every connection over the network must use TLS and give the password; the local
+#: socket (the machine's own administrator) is trusted, as the embedded server's is
 HBA = f"""local all all trust
-host all all {SUBNET}.0/24 scram-sha-256
+hostssl all all {SUBNET}.0/24 scram-sha-256
+hostnossl all all {SUBNET}.0/24 reject
 """
+
+
+def _tls_files(node: EmbeddedServer, certs: Path, address: str) -> dict[str, str]:
+    """The node's key, certificate and the authority's certificate copied into its data
+    directory, owned by its server's user; the settings that use them."""
+    owner = node.pgdata.stat()
+    for name, source in (
+        ("server.key", certs / f"{address}.key"),
+        ("server.crt", certs / f"{address}.crt"),
+        ("root.crt", certs / "ca.crt"),
+    ):
+        target = node.pgdata / name
+        shutil.copyfile(source, target)
+        target.chmod(0o600)
+        os.chown(target, owner.st_uid, owner.st_gid)
+    root = node.pgdata / "root.crt"
+    return {
+        "ssl": "on",
+        "ssl_cert_file": "'server.crt'",
+        "ssl_key_file": "'server.key'",
+        # how this node reaches the others (and itself): TLS, their certificates verified
+        "citus.node_conninfo": f"'sslmode=verify-full sslrootcert={root}'",
+    }
 
 
 @contextlib.contextmanager
 def network_cluster(home: Path, bin_dir: Path, workers: int = 2) -> Iterator[NetworkCluster]:
     """A coordinator and ``workers`` workers, each in a namespace of its own, on TCP with
-    passwords between them and for every client; stopped after."""
+    TLS and passwords between them and for every client; stopped after."""
     with hosts(workers + 1) as machines:
+        ca = certificates(home / "certificates", [host.address for host in machines])
         nodes: list[EmbeddedServer] = []
         try:
             for host in machines:
@@ -158,6 +212,9 @@ def network_cluster(home: Path, bin_dir: Path, workers: int = 2) -> Iterator[Net
                     node.up()
                 nodes.append(node)
                 (node.pgdata / "pg_hba.conf").write_text(HBA)
+                tls = _tls_files(node, home / "certificates", host.address)
+                with open(node.pgdata / "postgresql.auto.conf", "a", encoding="utf-8") as conf:
+                    conf.writelines(f"{name} = {value}\n" for name, value in tls.items())
                 run_statement(node.url(), f"ALTER ROLE postgres PASSWORD '{PASSWORD}'")
                 run_statement(node.url(), "SELECT pg_reload_conf()")
                 run_statement(node.url(), "CREATE EXTENSION IF NOT EXISTS citus")
@@ -174,7 +231,7 @@ def network_cluster(home: Path, bin_dir: Path, workers: int = 2) -> Iterator[Net
             )
             for host in machines[1:]:
                 run_statement(coordinator, f"SELECT citus_add_node('{host.address}', {PORT})")
-            yield NetworkCluster(machines, nodes)
+            yield NetworkCluster(machines, nodes, ca)
         finally:
             for node in reversed(nodes):
                 node.down()
