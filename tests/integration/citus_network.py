@@ -40,12 +40,15 @@ def _ip(*args: str) -> None:
 
 
 def network_or_skip() -> None:
-    """Skip (fail under CI=true) where namespaces and bridges cannot be made here."""
+    """Skip (fail under CI=true) where namespaces and bridges, or the nodes' certificates,
+    cannot be made here."""
     reason = None
     if os.geteuid() != 0:
         reason = "network namespaces need root"
     elif shutil.which("ip") is None:
         reason = "no ip command (iproute2)"
+    elif shutil.which("openssl") is None:
+        reason = "no openssl command to make the nodes' certificates"
     else:
         probe = f"fcp{uuid.uuid4().hex[:8]}"
         try:
@@ -161,14 +164,15 @@ hostnossl all all {SUBNET}.0/24 reject
 """
 
 
-def _tls_files(node: EmbeddedServer, certs: Path, address: str) -> dict[str, str]:
-    """The node's key, certificate and the authority's certificate copied into its data
-    directory, owned by its server's user; the settings that use them."""
+def _tls_files(node: EmbeddedServer, ca: Path, address: str) -> dict[str, str]:
+    """The node's key and certificate (``certificates`` made them beside ``ca``) and the
+    authority's certificate copied into its data directory, owned by its server's user;
+    the settings that use them."""
     owner = node.pgdata.stat()
     for name, source in (
-        ("server.key", certs / f"{address}.key"),
-        ("server.crt", certs / f"{address}.crt"),
-        ("root.crt", certs / "ca.crt"),
+        ("server.key", ca.parent / f"{address}.key"),
+        ("server.crt", ca.parent / f"{address}.crt"),
+        ("root.crt", ca),
     ):
         target = node.pgdata / name
         shutil.copyfile(source, target)
@@ -212,7 +216,7 @@ def network_cluster(home: Path, bin_dir: Path, workers: int = 2) -> Iterator[Net
                     node.up()
                 nodes.append(node)
                 (node.pgdata / "pg_hba.conf").write_text(HBA)
-                tls = _tls_files(node, home / "certificates", host.address)
+                tls = _tls_files(node, ca, host.address)
                 with open(node.pgdata / "postgresql.auto.conf", "a", encoding="utf-8") as conf:
                     conf.writelines(f"{name} = {value}\n" for name, value in tls.items())
                 run_statement(node.url(), f"ALTER ROLE postgres PASSWORD '{PASSWORD}'")

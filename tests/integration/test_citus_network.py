@@ -2,9 +2,9 @@
 its own) over TCP with TLS and passwords, as docs/how-to/several-machines.md sets up real
 ones: a soft crawl with the classifier runs on it from this machine and ends whole; the
 coordinator reaches its workers over the network by TLS, a wrong password is refused, and
-so is a connection without TLS. Skipped without Debian's postgresql-15 (which Citus is
-built against, scripts/citus-build-ssl) or the rights to make namespaces; under CI=true it
-must run."""
+so is a connection without TLS. Skipped without apt (Debian's PostgreSQL 15, which
+scripts/citus-build-ssl builds Citus against) or the rights to make namespaces; under
+CI=true it must run."""
 
 from __future__ import annotations
 
