@@ -13,6 +13,7 @@ from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.web.corpus import corpus_dir
 from focuscrawl.webbox import RequestLog, WebBox, load_corpus, serve_forever
 from focuscrawl.webbox.process import LOG_FILE, start_background, stop_background
+from focuscrawl.webbox.sites import SitesParams, define_sites
 from focuscrawl.webbox.synthetic import SyntheticParams, define_synthetic
 from focuscrawl.webbox.wikispeedia import (
     ARCHIVE_NAME,
@@ -74,48 +75,101 @@ def import_command(
     )
 
 
+#: the shapes ``webbox generate`` makes (focuscrawl.webbox.synthetic, .sites)
+PROFILES = ("links", "sites")
+
+Share = Annotated[float | None, typer.Option(show_default=False)]
+
+
 @app.command()
 def generate(
     ctx: typer.Context,
     pages: Annotated[int, typer.Option(help="Number of pages.")] = 100_000,
     hosts: Annotated[int, typer.Option(help="Number of hosts.")] = 1_000,
     seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same web.")] = 1,
-    locality: Annotated[float, typer.Option(help="Probability a link stays in its topic.")] = 0.7,
+    profile: Annotated[
+        str,
+        typer.Option(
+            help="links: pages of a topic link to each other; sites: a partial crawl of real "
+            "sites, targets below navigation pages and several links apart, most links dead "
+            "(docs/reference/corpus-format.md). A share not given takes the profile's default."
+        ),
+    ] = "links",
+    locality: Annotated[
+        float | None,
+        typer.Option(
+            help="Probability a link stays in its topic (links: 0.7); sites: that a link to "
+            "another host goes to a host of the page's topic (0.3).",
+            show_default=False,
+        ),
+    ] = None,
     sibling: Annotated[
-        float, typer.Option(help="Probability a link goes to a sibling topic.")
-    ] = 0.15,
+        float | None,
+        typer.Option(
+            help="links: probability a link goes to a sibling topic (0.15).", show_default=False
+        ),
+    ] = None,
     site_purity: Annotated[
-        float, typer.Option(help="Probability a page lives on one of its topic's hosts.")
-    ] = 0.9,
+        float | None,
+        typer.Option(
+            help="Probability a page lives on one of its topic's hosts (links: 0.9); sites: "
+            "that a section is of its host's topic (0.6).",
+            show_default=False,
+        ),
+    ] = None,
     topic_share: Annotated[
-        float, typer.Option(help="Share of a page's words drawn from its topic.")
-    ] = 0.5,
+        float | None,
+        typer.Option(
+            help="Share of a page's words drawn from its topic (links 0.5, sites 0.15).",
+            show_default=False,
+        ),
+    ] = None,
     anchor_share: Annotated[
-        float, typer.Option(help="Share of a page's title and anchor words drawn from its topic.")
-    ] = 1.0,
+        float | None,
+        typer.Option(
+            help="Share of a page's title and anchor words drawn from its topic (links 1.0, "
+            "sites 0.5).",
+            show_default=False,
+        ),
+    ] = None,
     dead_share: Annotated[
-        float, typer.Option(help="Share of a page's links to pages that do not exist (404).")
-    ] = 0.0,
+        float | None,
+        typer.Option(
+            help="Share of a page's links to pages its host does not have, 404 (links 0, "
+            "sites 0.57).",
+            show_default=False,
+        ),
+    ] = None,
     offsite_share: Annotated[
-        float, typer.Option(help="Share of a page's links to hosts outside the web.")
-    ] = 0.0,
+        float | None,
+        typer.Option(
+            help="Share of a page's links to hosts outside the web (links 0, sites 0.29).",
+            show_default=False,
+        ),
+    ] = None,
     name: Annotated[str, typer.Option(help="Corpus name.")] = "synthetic",
 ) -> None:
     """Define a generated web (pages are made on request, so any size costs no disk)."""
-    params = SyntheticParams(
-        pages=pages,
-        hosts=hosts,
-        seed=seed,
-        locality=locality,
-        sibling=sibling,
-        site_purity=site_purity,
-        topic_share=topic_share,
-        anchor_share=anchor_share,
-        dead_share=dead_share,
-        offsite_share=offsite_share,
-    )
+    given = {
+        "locality": locality,
+        "topic_share": topic_share,
+        "anchor_share": anchor_share,
+        "dead_share": dead_share,
+        "offsite_share": offsite_share,
+    }
     directory = settings_from(ctx).home_path / "corpora" / name
-    define_synthetic(directory, params, name)
+    if profile == "links":
+        given |= {"sibling": sibling, "site_purity": site_purity}
+        shares = {k: v for k, v in given.items() if v is not None}
+        define_synthetic(directory, SyntheticParams(pages, hosts, seed, **shares), name)
+    elif profile == "sites":
+        if sibling is not None:
+            raise ConfigError("--sibling is an option of --profile links only")
+        given["purity"] = site_purity
+        shares = {k: v for k, v in given.items() if v is not None}
+        define_sites(directory, SitesParams(pages, hosts, seed, **shares), name)
+    else:
+        raise ConfigError(f"--profile must be one of {', '.join(PROFILES)}, not {profile!r}")
     typer.echo(f"{name}: {pages:,} pages on {hosts:,} hosts (seed {seed}) -> {directory}")
 
 

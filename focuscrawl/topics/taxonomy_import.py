@@ -145,7 +145,7 @@ def corpus_labels(directory: Path, tree: Tree) -> tuple[Corpus, dict[str, list[i
 
 def corpus_taxonomy(directory: Path) -> list[str]:
     """The category paths of a corpus (a generated web's topics, or truth/taxonomy.txt)."""
-    if read_meta(directory).get("kind") == "synthetic":
+    if read_meta(directory).get("kind") in ("synthetic", "sites"):
         return load_corpus(str(directory), directory).taxonomy()
     return read_taxonomy(directory)
 

@@ -4,7 +4,7 @@ module; it reads none of them).
 
 A corpus directory (see docs/reference/corpus-format.md)::
 
-    corpus.json          {"format": 1, "name": ..., "kind": "static" | "synthetic", ...}
+    corpus.json          {"format": 1, "name": ..., "kind": "static" | "synthetic" | "sites", ...}
     pages.jsonl          one page a line: {"url", "status", "headers", "body_file" | "body"}
     bodies/...           page bodies, read from disk on each request
     robots/<host>.txt    optional robots.txt per host ("host" as in the URL, with :port)

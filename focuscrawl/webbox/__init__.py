@@ -34,4 +34,8 @@ def load_corpus(name_or_dir: str, home: Path) -> Corpus:
         from focuscrawl.webbox.synthetic import SyntheticCorpus
 
         return SyntheticCorpus.from_meta(meta)
+    if kind == "sites":
+        from focuscrawl.webbox.sites import SitesCorpus
+
+        return SitesCorpus.from_meta(meta)
     raise CorpusError(f"{directory}/corpus.json: unknown kind {kind!r}")
