@@ -28,6 +28,23 @@ ON CONFLICT (oid, bucket) DO UPDATE
     WHERE d.state = 0
 RETURNING d.oid, (xmax = 0) AS inserted;
 
+-- defer_site --
+-- A host that cannot be reached (its name does not resolve, it refuses connections):
+-- its untried URLs wait behind every untried URL, as a URL that failed once does (the
+-- crawler that found it out asks the host again after a back-off,
+-- focuscrawl.crawler.unreachable). Rows are locked in oid order first, as every
+-- statement that updates many doc rows. Returns the URLs deferred.
+WITH locked AS (
+    SELECT oid, bucket FROM doc
+    WHERE bucket = %(bucket)s AND sid = %(sid)s AND state = 0 AND num_tries = 0
+    ORDER BY oid
+    FOR UPDATE
+)
+UPDATE doc AS d SET num_tries = 1
+FROM locked AS k
+WHERE d.oid = k.oid AND d.bucket = k.bucket AND d.bucket = %(bucket)s
+RETURNING d.oid;
+
 -- claim_batch --
 -- Claim the next %(batch)s frontier URLs in the paper's order
 -- (num_tries asc, relevance desc, priority asc, bytehash), read straight off the

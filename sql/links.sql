@@ -194,6 +194,19 @@ ORDER BY e.url, el.url, t.kcid;
 -- example_kcids --
 SELECT url, kcid FROM example WHERE url IS NOT NULL ORDER BY url, kcid;
 
+-- crawl_failed_urls --
+-- Every URL whose request failed and was never fetched (a 404, a host that does not
+-- resolve, a timeout: doc_fetch holds its error and no fetch number; excluded URLs were
+-- not asked), for a version fitted afresh: each teaches that a link to it was worth
+-- nothing (its host and file type only, focuscrawl.topics.linkmodel.failure_parts), as
+-- the store queues them as they fail.
+SELECT doc_url(d.https, s.host, d.path) AS url
+FROM doc_fetch AS f
+JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
+JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket
+WHERE f.error IS NOT NULL AND f.fetch_seq IS NULL AND d.state IN (0, 1, 3)
+ORDER BY d.oid;
+
 -- crawl_link_examples --
 -- Every link between two scored pages, as queue_link_examples makes them, with its
 -- source and target (for training the learner afresh: a version below REFIT_MOST

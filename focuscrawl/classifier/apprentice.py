@@ -49,6 +49,7 @@ from focuscrawl.topics.linkmodel import (
     Ids,
     LinkModel,
     LinkParts,
+    failure_parts,
     features_of,
     own_features,
     relevance_bucket,
@@ -91,7 +92,10 @@ class Example:
 
 
 def _parts(row: Any) -> LinkParts:
+    """A queued lesson's link; a URL whose request failed (no source) as what it teaches."""
     _, host, path = split_url(row.url)
+    if row.src_relevance is None:
+        return failure_parts(host, path)
     return LinkParts(row.anchor, row.context, host, path, row.src_cid, row.src_relevance)
 
 
@@ -105,7 +109,7 @@ def _example_key(example: Example) -> tuple[Any, ...]:
         parts.anchor or "",
         parts.context or "",
         -1 if parts.src_cid is None else parts.src_cid,
-        parts.src_relevance,
+        -1.0 if parts.src_relevance is None else parts.src_relevance,
         example.label,
     )
 
@@ -341,14 +345,19 @@ def _afresh_due(connection: Connection, params: dict[str, Any], lessons: int) ->
 def _all_lessons(
     connection: Connection, tree: Tree, parent: bool, links: _CrawlLinks, two_step: float = 0.0
 ) -> _Lessons:
-    """What a version fitted afresh learns: the bootstrap, and every link between two
-    scored pages labelled with its target's relevance now (with ``two_step``, or what
+    """What a version fitted afresh learns: the bootstrap, every URL whose request failed
+    (``failure_parts``, labelled 0), and every link between two scored pages labelled
+    with its target's relevance now (with ``two_step``, or what
     the target links to, see ``_CrawlLinks.lessons``; in an order of their own, see
     ``LinkLearner.learn``); the queue, which they include, is emptied."""
     rows = execute(connection, queries["crawl_link_examples"])
     crawl = links.lessons(rows, parent, two_step)
+    failed = [
+        Example(failure_parts(*split_url(row.url)[1:]), 0.0)
+        for row in execute(connection, queries["crawl_failed_urls"])
+    ]
     execute(connection, queries["clear_link_examples"])
-    return links.examples(bootstrap_examples(connection, tree), parent) + crawl
+    return links.examples(bootstrap_examples(connection, tree) + failed, parent) + crawl
 
 
 def newest_link_model(connection: Connection) -> LinkModel | None:

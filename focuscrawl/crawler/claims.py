@@ -3,6 +3,7 @@ on a cluster, and the URLs a process cannot serve in time given back."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -84,6 +85,7 @@ class Claims(Visits):
         cap = self._site_cap()
         full, room = self.scheduler.rooms(cap)
         self._skipped_sites = len(full)
+        full = full + self.unreachable.held(time.monotonic())
         # a site with URLs queued is asked for no more than it has room for
         params = claim_params(batch - revisits, lease, cap, full, room)
         with self.metrics.claim_seconds.time():

@@ -42,6 +42,12 @@ class CheckInEstimates:
         return self.model is not None and self.estimate in LINK_ESTIMATES
 
     @property
+    def learning(self) -> bool:
+        """The crawl's estimate is the link learner's, so the classifier trains it: the
+        store queues the lessons of failed requests for it (as of the last refresh)."""
+        return self.estimate in LINK_ESTIMATES
+
+    @property
     def model_id(self) -> int:
         return self.model.model_id if self.active and self.model is not None else 0
 

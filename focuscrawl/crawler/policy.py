@@ -5,6 +5,7 @@ applies them; tests call them directly)."""
 from __future__ import annotations
 
 import hashlib
+import re
 from urllib.parse import urlsplit
 
 from focuscrawl.crawler.config import CrawlConfig, Mode
@@ -16,9 +17,43 @@ from focuscrawl.crawler.store import Claim, Outcome
 from focuscrawl.db.schema import DocState
 from focuscrawl.topics.linkmodel import LINK_ESTIMATES
 
-__all__ = ["HTML_TYPES", "REDIRECTS", "guard", "link_state", "outcome_of", "retry_or_fail"]
+__all__ = [
+    "HTML_TYPES",
+    "REDIRECTS",
+    "UNREAD_TYPES",
+    "guard",
+    "link_state",
+    "outcome_of",
+    "readable",
+    "retry_or_fail",
+]
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+#: the file types (a URL path's extension) of what the classifier cannot read: links to
+#: them are not followed, as a request for one brings no text to judge (Scrapy's link
+#: extractor skips much the same list: IGNORED_EXTENSIONS). Images, audio, video,
+#: archives, programs, fonts, style sheets and scripts, office documents, PDF and
+#: PostScript. A page whose URL hides its type (``/download?id=3``) is still fetched,
+#: and its content type read (sniff).
+_UNREAD = """
+    jpg jpeg png gif bmp tif tiff ico svg svgz webp psd eps xbm
+    mp3 wav ogg oga flac aac m4a wma mid midi ra ram aif aiff au
+    mp4 m4v avi mov mpg mpeg wmv flv mkv webm qt rm swf 3gp asf
+    zip gz tgz bz2 tar rar 7z z xz sit hqx jar lzh
+    exe dmg iso bin msi deb rpm apk dll so class
+    woff woff2 ttf otf eot css js
+    pdf ps dvi doc docx xls xlsx ppt pptx pps odt ods odp odg rtf
+"""
+UNREAD_TYPES = frozenset(_UNREAD.split())
+_TYPE = re.compile(r"\.([A-Za-z0-9]{1,5})$")
+
+
+def readable(url: str) -> bool:
+    """Whether a link to ``url`` may bring a page to read: its path does not end in a type
+    of UNREAD_TYPES (case aside: ``paper.PS.Z`` is not read)."""
+    path = urlsplit(url).path
+    match = _TYPE.search(path[path.rfind("/") + 1 :])
+    return match is None or match.group(1).lower() not in UNREAD_TYPES
 
 
 def guard(claim: Claim, config: CrawlConfig) -> str | None:

@@ -25,6 +25,7 @@ from focuscrawl.crawler.robots import RobotsCache
 from focuscrawl.crawler.scope import Scope
 from focuscrawl.crawler.store import FLUSH_SECONDS, Store
 from focuscrawl.crawler.traps import TrapGuard
+from focuscrawl.crawler.unreachable import UnreachableHosts
 from focuscrawl.crawler.warc import Exchange, WarcFiles
 from focuscrawl.db.database import engine_dsn
 from focuscrawl.db.migrate import ensure_branch
@@ -92,6 +93,7 @@ class CrawlerState:
         self.stop_event = threading.Event()
         self.scope = Scope()  # read from the database as the crawl starts, and again
         self.traps = TrapGuard()
+        self.unreachable = UnreachableHosts()  # hosts not asked until their back-off ends
         self._local = _Connections()
         self._lock = threading.Lock()
         self._dsn = engine_dsn(engine)

@@ -171,6 +171,20 @@ def _link_lines(
     return buffer, targets
 
 
+def _failed(outcomes: Iterable[Outcome]) -> list[tuple[str, float]]:
+    """(URL, label 0) of each URL whose first request brought no page (an error, not an
+    exclusion): a lesson for the link learner that a link to it was worth nothing
+    (focuscrawl.topics.linkmodel.failure_parts)."""
+    return [
+        (o.claim.url, 0.0)
+        for o in outcomes
+        if o.error is not None
+        and o.state in (DocState.FRONTIER, DocState.FAILED)
+        and o.claim.num_tries == 0
+        and not o.claim.revisit
+    ]
+
+
 class Store:
     def __init__(self, engine: Engine, flush_seconds: float | None = FLUSH_SECONDS) -> None:
         """``flush_seconds``: how often the store writes what is queued; None: only when
@@ -300,8 +314,10 @@ class Store:
         shards = self.layout.map
         with self._cursor() as cursor:
             copy_rows(cursor, "stage_result", results)
-            if with_links:
+            failed = _failed(outcomes)
+            if with_links or failed:
                 self.estimates.refresh(cursor)
+            if with_links:
                 lines, targets = _link_lines(outcomes, self.estimates, self._settled, self._known)
                 cursor.copy_expert("COPY stage_link FROM STDIN", lines)
             # the order sql/store.sql gives, and why
@@ -326,6 +342,10 @@ class Store:
             # the link model whose sums the pages' links keep (link.own), if any
             links_model = model_id if with_links and model_id else None
             cursor.execute(queries["store_fetches"], {"links_model": links_model})
+            if failed and self.estimates.learning:
+                # the link learner's lessons of failed requests (sql/links.sql:
+                # crawl_failed_urls reads the same for a version fitted afresh)
+                copy_rows(cursor, "link_example (url, label)", failed)
             if any(outcome.state == DocState.FETCHED for outcome in outcomes):
                 cursor.execute(queries["notify_pages_stored"])  # the classifier's work
         self._connection.commit()

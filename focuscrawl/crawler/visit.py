@@ -3,6 +3,7 @@ robots.txt (and its redirects, one a turn), the fetch, and the outcome stored.""
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import replace
 from urllib.parse import urlsplit
@@ -11,13 +12,16 @@ from focuscrawl.crawler.fetch import REDIRECTS, FetchResult
 from focuscrawl.crawler.hosts import Hosts
 from focuscrawl.crawler.leases import SITE_LEASE_S, Lease
 from focuscrawl.crawler.parse import absolute_url
-from focuscrawl.crawler.policy import guard, outcome_of, retry_or_fail
+from focuscrawl.crawler.policy import guard, outcome_of, readable, retry_or_fail
 from focuscrawl.crawler.store import Claim, Outcome
+from focuscrawl.crawler.unreachable import UNREACHABLE_ERRORS
 from focuscrawl.db.schema import DocState
 from focuscrawl.errors import InvalidURL
 from focuscrawl.web.urls import host_bucket, host_of, normalize_url, oid_bucket, oid_of
 
 __all__ = ["Visits"]
+
+log = logging.getLogger("focuscrawl.crawler")
 
 
 _OUTCOME_NAMES = {
@@ -29,6 +33,7 @@ _OUTCOME_NAMES = {
 
 class Visits(Hosts):
     def _finish(self, outcome: Outcome) -> None:
+        self._note_host(outcome)
         with self._lock:
             if outcome.state == DocState.FETCHED:
                 self.stats.fetched += 1
@@ -46,6 +51,20 @@ class Visits(Hosts):
         self.metrics.visited(_OUTCOME_NAMES.get(outcome.state, "retried"), outcome.error)
         self.store.put(outcome)
 
+    def _note_host(self, outcome: Outcome) -> None:
+        """A host that cannot be reached is not asked again for a while, and its untried
+        URLs wait behind every untried URL (focuscrawl.crawler.unreachable); one that
+        answered is reachable."""
+        sid = outcome.claim.sid
+        if outcome.error in UNREACHABLE_ERRORS:
+            if self.unreachable.failed(sid, time.monotonic()):
+                params = {"sid": sid, "bucket": oid_bucket(outcome.claim.oid)}
+                deferred = self._sql("defer_site", params, fetch=True)
+                log.info("event=host_unreachable sid=%d error=%s deferred=%d",
+                         sid, outcome.error, len(deferred))  # fmt: skip
+        elif outcome.http_status is not None:
+            self.unreachable.reached(sid)
+
     def _excluded(self, claim: Claim) -> str | None:
         """Why the crawl must not fetch ``claim`` at all (a guard, the crawl's scope), or
         None."""
@@ -60,22 +79,36 @@ class Visits(Hosts):
         return reason
 
     def _bounded(self, outcome: Outcome) -> Outcome:
-        """The outcome without the out-links the crawl must not follow: those outside
-        its scope, and all of a page deep in a spider trap (``crawler.traps``)."""
+        """The outcome without the out-links the crawl must not follow: to files the
+        classifier cannot read (``policy.readable``), outside its scope, and all of a
+        page deep in a spider trap (``crawler.traps``). A redirect is followed wherever
+        it leads within the scope (its target's type is read when it answers)."""
         if not outcome.links:
             return outcome
         if not self.traps.follow(outcome.claim.url, outcome.text):
             return replace(outcome, links=[])
+        links = outcome.links
+        if outcome.http_status not in REDIRECTS:  # a page's own links
+            links = [link for link in links if readable(link[0])]
         scope = self.scope
-        if scope.empty:
-            return outcome
-        return replace(outcome, links=[link for link in outcome.links if scope.allows(link[0])])
+        if not scope.empty:
+            links = [link for link in links if scope.allows(link[0])]
+        return outcome if len(links) == len(outcome.links) else replace(outcome, links=links)
 
     def _visit(self, claim: Claim, lease: Lease | None) -> Lease | None:
         """Fetch one URL a worker took: under ``lease`` when the worker holds its host,
         else under the host's lease off the shelf or acquired. Returns the lease the
         worker holds after it; None when it holds none (the host was not asked, or may
         not be asked yet: then the URL went back to wait for its turn)."""
+        if not claim.revisit and self.unreachable.holds(claim.sid, time.monotonic()):
+            # its host could not be reached: back to the frontier with no request, to
+            # wait with the host's other untried URLs
+            self._release_claims([claim.oid])
+            self._sql("defer_site", {"sid": claim.sid, "bucket": oid_bucket(claim.oid)})
+            self.scheduler.finished(claim)
+            if lease is None:
+                self.scheduler.done(claim.sid, 0.0)
+            return lease
         try:
             reason = self._excluded(claim)
             if reason is not None:

@@ -335,10 +335,11 @@ link_example = Table(
     Column("context", Text, nullable=True),
     Column("url", Text, nullable=False),
     Column("src_cid", SmallInteger, nullable=True),
-    Column("src_relevance", Double, nullable=False),
+    Column("src_relevance", Double, nullable=True),
     Column("label", Double, nullable=False),
-    comment="Links into scored pages, labelled by the page's relevance, waiting for the "
-    "link learner (deleted once learned).",
+    comment="Links into scored pages, labelled by the page's relevance, and URLs whose "
+    "request failed (no source, labelled 0), waiting for the link learner (deleted once "
+    "learned).",
 )
 
 page_label = Table(

@@ -64,6 +64,7 @@ __all__ = [
     "LinkModel",
     "LinkParts",
     "context_text",
+    "failure_parts",
     "features_of",
     "log_sigmoid",
     "own_features",
@@ -125,6 +126,8 @@ class LinkParts(NamedTuple):
     #: the source page's best leaf and relevance R (not log), once it is scored
     src_cid: int | None = None
     src_relevance: float | None = None
+    #: a lesson of a request that brought no page (failure_parts), not a link
+    failed: bool = False
 
 
 _anchor_cache: dict[str | None, list[int]] = {}
@@ -177,6 +180,20 @@ def _target_ids(host: str, path: str) -> list[int]:
     return ids
 
 
+_EXTENSION = re.compile(r"\.([A-Za-z][A-Za-z0-9]{0,4})$")
+
+
+def failure_parts(host: str, path: str) -> LinkParts:
+    """What a request that brought no page teaches the learner: a link to ``host`` with
+    no words, its path cut to its file type (``.pdf`` of ``/papers/1.pdf``; none for
+    ``/about``), so that the lesson is about the site and the kind of file, never about the
+    words of the links to it (a dead link carries the topic's words as often as a live
+    one: taught them, the learner unlearned the topic)."""
+    segment = path.partition("?")[0].rpartition("/")[2]
+    match = _EXTENSION.search(segment)
+    return LinkParts(None, None, host, "." + match.group(1) if match else "", failed=True)
+
+
 def _own_ids(parts: LinkParts) -> list[int]:
     """The hashed features of a link's own words and target (a word twice counts twice)."""
     ids = list(_anchor_ids(parts.anchor))
@@ -203,9 +220,18 @@ def _source_ids(src_cid: int | None, src_relevance: float | None, parent: bool) 
     return ids
 
 
+#: the feature only lessons of failed requests have: it takes the share of requests that
+#: fail, so that the bias, which every estimate adds, does not, and what a failure
+#: teaches of its host and file type is how much worse they are than the others
+FAILED = _hash("x:failed")
+
+
 def _ids(parts: LinkParts, parent: bool) -> list[int]:
     """The hashed features of a link, as a list (a word twice counts twice)."""
-    return _own_ids(parts) + _source_ids(parts.src_cid, parts.src_relevance, parent)
+    ids = _own_ids(parts) + _source_ids(parts.src_cid, parts.src_relevance, parent)
+    if parts.failed:
+        ids.append(FAILED)
+    return ids
 
 
 def relevance_bucket(relevance: float) -> int:

@@ -20,7 +20,8 @@ Every fault has its own host, so a crawler meets it as it would a broken site:
                                ``/header/none`` says ``X-Robots-Tag: noindex, nofollow``,
                                ``/header/otherbot`` says it to another crawler only
 ``types.faults.example``       ``/report.pdf`` (application/pdf), ``/photo.png``
-                               (image/png), ``/mislabeled`` (PNG bytes served as text/html)
+                               (image/png), ``/download`` (a PDF, the URL naming no
+                               type), ``/mislabeled`` (PNG bytes served as text/html)
 ``big.faults.example/``        a 12 MB HTML page
 ``gzip.faults.example``        ``/page`` gzip-encoded; ``/bomb`` 256 MiB of zeros in 256 KB
 ``charset.faults.example``     ``/latin1`` (declared), ``/latin1-says-utf8`` (wrong header),
@@ -66,9 +67,10 @@ def fault_urls() -> list[str]:
         "robots/public/1", "robots/private/1", "robots/header/none", "robots/header/otherbot",
         "moved-robots/public/1", "moved-robots/private/1", "looping-robots/private/1",
         "busy-robots/public/1",
-        "types/report.pdf", "types/photo.png", "types/mislabeled", "big/", "gzip/page",
-        "gzip/bomb", "charset/latin1", "charset/latin1-says-utf8", "charset/cp1252-meta",
-        "charset/utf8-bom", "charset/undeclared", "malformed/unclosed", "malformed/garbage",
+        "types/report.pdf", "types/photo.png", "types/download", "types/mislabeled", "big/",
+        "gzip/page", "gzip/bomb", "charset/latin1", "charset/latin1-says-utf8",
+        "charset/cp1252-meta", "charset/utf8-bom", "charset/undeclared", "malformed/unclosed",
+        "malformed/garbage",
         "trap/calendar/2026/11", "trap/shop?sessionid=1", "dup/a", "dup/b", "dup/a?ref=1",
         "refused/",
     ]  # fmt: skip
@@ -232,6 +234,7 @@ def fault_response(url: str) -> Response:
         types = {
             "/report.pdf": ("application/pdf", _PDF),
             "/photo.png": ("image/png", _PNG),
+            "/download": ("application/pdf", _PDF),
             "/mislabeled": ("text/html; charset=utf-8", _PNG),
         }
         if path in types:

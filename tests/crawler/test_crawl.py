@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from focuscrawl.crawler.process import Crawler
 from focuscrawl.crawler.timing import DUE_S
 from focuscrawl.db.schema import DocState
 from focuscrawl.web.urls import oid_of
-from focuscrawl.webbox import WebBoxThread
+from focuscrawl.webbox import RequestLog, WebBox, WebBoxThread, iter_log, load_corpus
 from focuscrawl.webbox.synthetic import SyntheticCorpus
 
 from .conftest import crawl, host_gaps, requested_pages, states
@@ -260,3 +261,53 @@ def test_a_focused_polite_crawl_holds_only_a_sites_next_url(engine: sa.Engine) -
     assert cap(Mode.SOFT, 1.0) == cap(Mode.HARD, 1.0) == 1
     assert cap(Mode.SOFT, 0.25) == 4  # a second of the site's work
     assert cap(Mode.BFS, 1.0) == 150  # 600 s / 4 at 1 s
+
+
+def test_a_host_that_does_not_resolve_is_asked_once_and_its_urls_wait(
+    engine: sa.Engine, tmp_path: Path
+) -> None:
+    """A host outside the web costs one request (its robots.txt), not one a URL: the
+    crawler holds it for a back-off and gives back its URLs unasked, to wait behind every
+    untried URL; one checked in after is not claimed. Links to files the classifier
+    cannot read are not followed at all."""
+    gone = [f"http://gone.example/{n}" for n in range(6)]
+    links = "".join(f'<a href="{u}">gone {n}</a> ' for n, u in enumerate(gone))
+    pages = {
+        "http://a.example/": links + '<a href="/1">one</a> <a href="/2">two</a> '
+        '<a href="/report.pdf">report</a> <a href="/logo.png">logo</a>',
+        "http://a.example/1": '<a href="http://gone.example/later">later</a> <a href="/2">two</a>',
+        "http://a.example/2": "<p>two</p>",
+    }
+    directory = tmp_path / "web"
+    directory.mkdir()
+    manifest = [
+        {
+            "url": url,
+            "headers": {"Content-Type": "text/html"},
+            "body": f"<html><body>{b}</body></html>",
+        }
+        for url, b in pages.items()
+    ]
+    (directory / "pages.jsonl").write_text("".join(json.dumps(p) + "\n" for p in manifest))
+    (directory / "corpus.json").write_text(
+        json.dumps({"format": 1, "kind": "static", "faults": False})
+    )
+    log = RequestLog(tmp_path / "requests.log")
+    corpus = load_corpus(str(directory), tmp_path)
+    with WebBoxThread(WebBox(corpus, faults=False, log=log)) as running:
+        stats = crawl(engine, running.proxy, ["http://a.example/"], threads=2, max_tries=3)
+    asked = [(host, path) for _, host, path, _, _ in iter_log(tmp_path / "requests.log")]
+    assert [a for a in asked if a[0] == "gone.example"] == [("gone.example", "/robots.txt")]
+    assert ("a.example", "/report.pdf") not in asked and ("a.example", "/logo.png") not in asked
+    assert stats.fetched == 3
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            "SELECT d.url, d.state, d.num_tries, f.error FROM doc AS d "
+            "LEFT JOIN doc_fetch AS f USING (oid) WHERE d.url LIKE 'http://gone.example/%%'"
+        ).all()
+        urls = {r.url for r in connection.exec_driver_sql("SELECT d.url FROM doc AS d")}
+    assert {r.url for r in rows} == {*gone, "http://gone.example/later"}
+    assert all(r.state == DocState.FRONTIER for r in rows), rows
+    assert {r.url for r in rows if r.num_tries == 1} == set(gone)
+    assert [r.error for r in rows if r.error] == ["dns_error"]  # one URL was tried
+    assert "http://a.example/report.pdf" not in urls

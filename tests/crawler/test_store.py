@@ -183,3 +183,31 @@ def test_a_store_without_an_interval_writes_only_when_told(engine: sa.Engine) ->
     finally:
         timed.close()
     assert [url for url, *_ in _links(engine)] == [C]  # the page's links, fetched again
+
+
+def _lessons(engine: sa.Engine) -> list[tuple[object, ...]]:
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            "SELECT url, anchor, context, src_cid, src_relevance, label FROM link_example"
+        ).all()
+    return [tuple(row) for row in rows]
+
+
+def test_a_request_that_failed_teaches_the_link_learner_its_url_once(engine: sa.Engine) -> None:
+    """A first try that brought no page queues a lesson of its URL alone (no source,
+    label 0); a second try, an exclusion or a crawl whose estimate is not the link
+    learner's queues none."""
+    claim = _claim(engine)
+    _write(engine, Outcome(claim, DocState.FRONTIER, error="dns_error"))
+    assert _lessons(engine) == [(PAGE, None, None, None, None, 0.0)]
+    again = Claim(claim.oid, PAGE, claim.sid, 1, claim.depth)
+    _write(engine, Outcome(again, DocState.FAILED, 404, "http_404"))
+    _write(engine, Outcome(claim, DocState.EXCLUDED, error="robots"))
+    assert len(_lessons(engine)) == 1
+    with engine.begin() as connection:
+        connection.exec_driver_sql("DELETE FROM link_example")
+        connection.exec_driver_sql(
+            "INSERT INTO crawl_setting (name, value) VALUES ('estimate', 'soft-1999')"
+        )
+    _write(engine, Outcome(claim, DocState.FRONTIER, error="timeout"))
+    assert _lessons(engine) == []

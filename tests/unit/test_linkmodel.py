@@ -123,3 +123,40 @@ def test_a_model_survives_its_bytes() -> None:
 def test_a_url_keeps_the_best_of_its_in_links() -> None:
     oids, best = max_by_target([1, 2, 1, 3], [-2.0, -1.0, -0.5, float("nan")])
     assert dict(zip(oids, best, strict=True)) == {1: -0.5, 2: -1.0}
+
+
+def test_failed_requests_teach_their_host_and_type_not_the_words_of_links() -> None:
+    """Lessons of failed requests (failure_parts) lower a host where most requests fail
+    and the file type that fails, against another host and type; the words of links to
+    them are untouched, and the bias keeps its place (the failures' own feature takes
+    their share)."""
+    from focuscrawl.classifier.apprentice import Example, _Lessons, _Sgd
+    from focuscrawl.topics.linkmodel import failure_parts
+
+    links = [
+        Example(LinkParts(f"owls {n}", None, host, f"/birds/{n}.html", 1, 0.9), label)
+        for n in range(40)
+        for host, label in (("good.example", 1.0), ("poor.example", 1.0), ("x.example", 0.0))
+    ]
+    plain = _Sgd()
+    plain.partial_fit(_Lessons.of(links, True), seed=0, epochs=5)
+    failed = [Example(failure_parts("poor.example", f"/birds/{n}.html"), 0.0) for n in range(80)]
+    failed += [Example(failure_parts("good.example", f"/birds/{n}.pdf"), 0.0) for n in range(40)]
+    learner = _Sgd()
+    learner.partial_fit(_Lessons.of(links + failed, True), seed=0, epochs=5)
+    model, before = learner.model(True, [1]), plain.model(True, [1])
+
+    def estimate(m: LinkModel, host: str, path: str, anchor: str = "owls") -> float:
+        """The log-odds of a link (its estimate's order, unsaturated)."""
+        return float(m.log_odds([features_of(LinkParts(anchor, None, host, path, 1, 0.9))])[0])
+
+    assert (
+        estimate(model, "poor.example", "/birds/1.html")
+        < estimate(model, "good.example", "/birds/1.html") - 0.5
+    )
+    assert estimate(model, "good.example", "/birds/1.pdf") < estimate(
+        model, "good.example", "/birds/1.html"
+    )
+    owls = _hash("a:owls")
+    assert abs(model.weights[owls] - before.weights[owls]) < 0.25 * abs(before.weights[owls])
+    assert abs(model.bias - before.bias) < 0.5
