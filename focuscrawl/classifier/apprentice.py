@@ -83,6 +83,9 @@ REFIT_MOST = 100_000
 #: classifier's CPU on a 4,000-page Wikispeedia crawl)
 AFRESH_GROWTH = 2.0
 KEEP_WEIGHTS = 5  # versions whose weights are kept
+#: how many steps beyond a link the paths estimate's versions fitted afresh look for
+#: relevant pages (the queue's own lessons, sql/links.sql: queue_path_examples, two)
+PATH_STEPS = int(__import__("os").environ.get("XP_STEPS", "2"))
 
 
 @dataclass(frozen=True)
@@ -189,15 +192,27 @@ class _CrawlLinks:
             sources.append(row.oid_src)
             targets.append(row.oid_dst)
         if two_step > 0:
-            best: dict[int, float] = {}  # the best relevance a page links to
-            for source, label in zip(sources, labels, strict=True):
-                best[source] = max(best.get(source, 0.0), label)
-            labels = [
-                max(label, two_step * best.get(target, 0.0))
-                for label, target in zip(labels, targets, strict=True)
-            ]
+            labels = _path_worth(sources, targets, labels, two_step)
         order = np.lexsort((np.asarray(targets, dtype=np.int64), np.asarray(sources)))
         return _Lessons([features[i] for i in order], [labels[i] for i in order])
+
+
+def _path_worth(
+    sources: Sequence[int], targets: Sequence[int], labels: Sequence[float], gamma: float
+) -> list[float]:
+    """What each link between scored pages is worth over up to PATH_STEPS steps: its
+    target's relevance R, or ``gamma`` times the best worth among the links out of its
+    target, whichever is more (value iteration over the crawl's graph, after Rennie &
+    McCallum's discounted reward; a page linking to relevant pages is worth ``gamma``
+    times their best R, one linking to such pages ``gamma`` squared, ...)."""
+    relevance = dict(zip(targets, labels, strict=True))  # a page's R, from its in-links
+    worth = dict(relevance)
+    for _ in range(PATH_STEPS - 1):
+        best: dict[int, float] = {}  # the best worth a page links to
+        for source, target in zip(sources, targets, strict=True):
+            best[source] = max(best.get(source, 0.0), worth[target])
+        worth = {page: max(r, gamma * best.get(page, 0.0)) for page, r in relevance.items()}
+    return [worth[target] for target in targets]
 
 
 def _matrix(lessons: _Lessons) -> tuple[sparse.csr_matrix, Any, Any]:

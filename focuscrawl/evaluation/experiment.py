@@ -46,6 +46,7 @@ from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.summary import over_samples
 from focuscrawl.evaluation.truth import GroundTruth, link_graph, load_truth
 from focuscrawl.topics.background import (
+    MIN_PAGES,
     ROOT,
     UserExample,
     build_background,
@@ -174,8 +175,9 @@ def evaluate(
             if len(background) < 2:
                 raise CorpusError(
                     f"--taxonomy examples: {corpus.name}'s categories give a background of "
-                    f"{len(background)} categories (it takes categories two levels deep with "
-                    "enough pages outside the topic); use --taxonomy full"
+                    f"{len(background)} categories (it takes the categories two levels below "
+                    f"the root, or as deep as the labels go, with {MIN_PAGES} pages or more "
+                    "outside the topic); use --taxonomy full or --background shipped"
                 )
         measured = []
         for sample in range(options.samples):

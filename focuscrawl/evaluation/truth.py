@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from focuscrawl.errors import CorpusError
+from focuscrawl.web.corpus import topic_levels
 from focuscrawl.webbox import load_corpus
 
 __all__ = ["GroundTruth", "link_graph", "load_truth", "sweep_topics", "under"]
@@ -74,10 +75,11 @@ class GroundTruth:
 def sweep_topics(truth: GroundTruth, min_pages: int = 30) -> list[str]:
     """The second-level topics with at least ``min_pages`` relevant pages, in name order:
     categories two levels below the top (Wikispeedia's ``subject.Science.Biology``: a
-    first component every category shares, as ``subject``, is not a level)."""
+    first component every category shares, as ``subject``, is not a level), or the
+    corpus's own levels when its labels are shallower (``topic_levels``)."""
     categories = {c for cs in truth.labels.values() for c in cs}
-    firsts = {c.split(".")[0] for c in categories}
-    depth = 3 if len(firsts) == 1 else 2
+    skip, taken = topic_levels(categories)
+    depth = skip + taken
     pages: dict[str, int] = defaultdict(int)
     for labels in truth.labels.values():
         topics = {".".join(c.split(".")[:depth]) for c in labels if c.count(".") >= depth - 1}

@@ -29,6 +29,7 @@ from typing import Any
 from focuscrawl.crawler.parse import OutLink, parse_html
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.topics.taxonomy import tree_from_paths
+from focuscrawl.web.corpus import topic_levels
 from focuscrawl.topics.taxonomy_import import (
     Example,
     TaxonomyImport,
@@ -56,18 +57,21 @@ def build_background(
     chars: int = EXCERPT_CHARS,
     seed: int = 1,
 ) -> Background:
-    """Excerpts of the corpus's second-level categories (``A.B`` of ``root.A.B...``),
-    ``per_category`` random pages each, none of the ``exclude``d URLs."""
-    tree = tree_from_paths(corpus_taxonomy(directory))
+    """Excerpts of the corpus's second-level categories (``A.B`` of ``root.A.B...``; the
+    corpus's own levels when its labels are shallower, ``topic_levels``), ``per_category``
+    random pages each, none of the ``exclude``d URLs."""
+    paths = corpus_taxonomy(directory)
+    tree = tree_from_paths(paths)
     corpus, labels = corpus_labels(directory, tree)
-    skip = set(exclude)
+    skipped, taken = topic_levels(paths)
+    excluded = set(exclude)
     by_category: dict[str, set[str]] = defaultdict(set)
     for url, kcids in labels.items():
-        if url in skip:
+        if url in excluded:
             continue
         for kcid in kcids:
-            parts = tree.path(kcid).split(".")[1:3]
-            if len(parts) == 2:
+            parts = tree.path(kcid).split(".")[skipped : skipped + taken]
+            if len(parts) == taken:
                 by_category[".".join(parts)].add(url)
     rng = random.Random(seed)
     background: Background = {}

@@ -17,7 +17,7 @@ Only the manifest is held in memory (about 300 bytes a page); bodies stay on dis
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Protocol
@@ -35,6 +35,7 @@ __all__ = [
     "corpus_dir",
     "read_labels",
     "read_taxonomy",
+    "topic_levels",
 ]
 
 FORMAT = 1
@@ -119,6 +120,19 @@ def read_taxonomy(directory: Path) -> list[str]:
     if not path.exists():
         return sorted({category for _, category in read_labels(directory)})
     return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def topic_levels(categories: Iterable[str]) -> tuple[int, int]:
+    """Where a corpus's topics lie in its category paths: (components skipped, components
+    taken). A first component every path shares is a root, not a level (Wikispeedia's
+    ``subject``); a topic is then the next two components (``Science.Biology`` of
+    ``subject.Science.Biology.Genetics``), or as many as the deepest path has when the
+    corpus's labels are shallower (a corpus labelled ``course`` and ``faculty`` alone)."""
+    paths = [c.split(".") for c in categories]
+    if not paths:
+        return 0, 2
+    skip = 1 if len({p[0] for p in paths}) == 1 and max(len(p) for p in paths) > 1 else 0
+    return skip, max(1, min(2, max(len(p) for p in paths) - skip))
 
 
 def _header_value(value: Any) -> Any:

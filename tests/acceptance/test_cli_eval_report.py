@@ -4,6 +4,7 @@ hand-made topic web (its ground truth is truth/labels.tsv)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg2
@@ -199,19 +200,30 @@ def test_report_says_why_an_off_topic_page_is_among_the_authorities(
 def test_a_topic_from_examples_needs_a_background_and_distant_seeds_are_not_relevant(
     cli, db_url: str, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    """On a web whose categories are one level deep no background can be built: one
-    line, exit 2. On the topic web, seeds 2 links from cycling are none of cycling's."""
+    """On a web whose categories are one level deep the background is built from those
+    categories; with too few of them outside the topic, no background can be: one line,
+    exit 2. On the topic web, seeds 2 links from cycling are none of cycling's."""
     env = {"FOCUSCRAWL_DATABASE_URL": db_url}
     flat = write_corpus(tmp_path / "flat")
     labels = flat / "truth" / "labels.tsv"
     rows = [line.split("\t") for line in labels.read_text().splitlines()]
-    flattened = [f"{url}\ttopics.{category.rsplit('.', 1)[1]}" for url, category in rows]
-    labels.write_text("\n".join(flattened) + "\n")
-    (flat / "truth" / "taxonomy.txt").write_text(
-        "topics.cycling\ntopics.football\ntopics.biology\ntopics.chemistry\n"
-    )
+
+    def flatten(name: Callable[[str], str]) -> None:
+        labels.write_text("".join(f"{url}\ttopics.{name(c)}\n" for url, c in rows))
+        leaves = sorted({f"topics.{name(c)}" for _, c in rows})
+        (flat / "truth" / "taxonomy.txt").write_text("\n".join(leaves) + "\n")
+
     out = tmp_path / "eval.json"
     try:
+        flatten(lambda category: category.rsplit(".", 1)[1])  # cycling, football, ...
+        flat_run = cli(
+            "eval", "--corpus", str(flat), "--topic", "topics.cycling", "--taxonomy", "examples",
+            "--strategies", "soft", "--seeds", "4", "--pages", "20", "--quiet", "--out",
+            str(out), env=env, timeout=600,
+        )  # fmt: skip
+        assert flat_run.returncode == 0, flat_run.stderr
+        assert json.loads(out.read_text())["topics"][0]["strategies"]["soft"]["attempts"] == 20
+        flatten(lambda category: "cycling" if category.endswith(".cycling") else "other")
         refused = cli(
             "eval", "--corpus", str(flat), "--topic", "topics.cycling", "--taxonomy", "examples",
             "--seeds", "4", "--pages", "20", "--quiet", "--out", str(out), env=env, timeout=600,

@@ -75,3 +75,8 @@ def test_sweep_topics_are_second_level_categories_with_enough_pages() -> None:
     assert sweep_topics(shared, 62) == []  # 60 pages and one of a subtopic
     plain = GroundTruth({f"u{i}": (f"{'Arts' if i % 2 else 'Sci'}.Music.Jazz",) for i in range(40)})
     assert sweep_topics(plain, 20) == ["Arts.Music", "Sci.Music"]
+    # a corpus labelled one level below its root: those categories are its topics
+    shallow = GroundTruth(
+        {f"u{i}": (f"webkb.{'course' if i % 3 else 'faculty'}",) for i in range(90)}
+    )
+    assert sweep_topics(shallow, 30) == ["webkb.course", "webkb.faculty"]
