@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -150,7 +151,7 @@ def generate(
     name: Annotated[str, typer.Option(help="Corpus name.")] = "synthetic",
 ) -> None:
     """Define a generated web (pages are made on request, so any size costs no disk)."""
-    given = {
+    given: dict[str, Any] = {
         "locality": locality,
         "topic_share": topic_share,
         "anchor_share": anchor_share,
@@ -161,13 +162,13 @@ def generate(
     if profile == "links":
         given |= {"sibling": sibling, "site_purity": site_purity}
         shares = {k: v for k, v in given.items() if v is not None}
-        define_synthetic(directory, SyntheticParams(pages, hosts, seed, **shares), name)
+        define_synthetic(directory, replace(SyntheticParams(pages, hosts, seed), **shares), name)
     elif profile == "sites":
         if sibling is not None:
             raise ConfigError("--sibling is an option of --profile links only")
         given["purity"] = site_purity
         shares = {k: v for k, v in given.items() if v is not None}
-        define_sites(directory, SitesParams(pages, hosts, seed, **shares), name)
+        define_sites(directory, replace(SitesParams(pages, hosts, seed), **shares), name)
     else:
         raise ConfigError(f"--profile must be one of {', '.join(PROFILES)}, not {profile!r}")
     typer.echo(f"{name}: {pages:,} pages on {hosts:,} hosts (seed {seed}) -> {directory}")

@@ -5,7 +5,6 @@ applies them; tests call them directly)."""
 from __future__ import annotations
 
 import hashlib
-import re
 from urllib.parse import urlsplit
 
 from focuscrawl.crawler.config import CrawlConfig, Mode
@@ -45,15 +44,16 @@ _UNREAD = """
     pdf ps dvi doc docx xls xlsx ppt pptx pps odt ods odp odg rtf
 """
 UNREAD_TYPES = frozenset(_UNREAD.split())
-_TYPE = re.compile(r"\.([A-Za-z0-9]{1,5})$")
 
 
 def readable(url: str) -> bool:
-    """Whether a link to ``url`` may bring a page to read: its path does not end in a type
-    of UNREAD_TYPES (case aside: ``paper.PS.Z`` is not read)."""
-    path = urlsplit(url).path
-    match = _TYPE.search(path[path.rfind("/") + 1 :])
-    return match is None or match.group(1).lower() not in UNREAD_TYPES
+    """Whether a link to ``url`` (normalised: it has a path) may bring a page to read:
+    its path does not end in a type of UNREAD_TYPES (case aside: ``paper.PS.Z`` is not
+    read). Read off the string, with no parse: the crawler asks it of every link."""
+    query = url.find("?")
+    end = len(url) if query < 0 else query
+    dot = url.rfind(".", url.rfind("/", 0, end) + 1, end)
+    return dot < 0 or end - dot > 6 or url[dot + 1 : end].lower() not in UNREAD_TYPES
 
 
 def guard(claim: Claim, config: CrawlConfig) -> str | None:

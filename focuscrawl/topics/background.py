@@ -29,13 +29,13 @@ from typing import Any
 from focuscrawl.crawler.parse import OutLink, parse_html
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.topics.taxonomy import tree_from_paths
-from focuscrawl.web.corpus import topic_levels
 from focuscrawl.topics.taxonomy_import import (
     Example,
     TaxonomyImport,
     corpus_labels,
     corpus_taxonomy,
 )
+from focuscrawl.web.corpus import topic_levels
 
 __all__ = ["ROOT", "UserExample", "build_background", "load_background", "topic_import"]
 

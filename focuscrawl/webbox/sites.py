@@ -26,6 +26,10 @@ at start. Its shape:
   background words; their titles, and so the anchors of links to them, have each word
   from the topic with probability ``anchor_share``. Navigation pages carry a few
   sentences of background and their links.
+* **Furniture.** Every page carries its site's menu and footer, words of the web
+  (``SITE_WORDS``: home, contact, department, research, ...) rather than of a topic, as
+  real pages do: a topic learned from ten of them against a background of encyclopaedia
+  text may take those words for the topic's.
 * **Dead links.** Beside the real links, a page links to pages its host does not have
   (404: pages the crawl that made this web did not keep, and documents such as
   ``.pdf`` files) and to hosts outside the web (the proxy answers ``dns_error``), at
@@ -70,6 +74,8 @@ _PATH = re.compile(r"/([a-z]+)-(\d+)/(?:(\d+)|list-(\d+))\.html")
 
 #: content pages a listing page of a section links to (a section of more has several)
 LISTED = 15
+#: a host's missing pages against the pages a section of it holds (times its dead factor)
+DEAD_POOL = 12
 #: the largest share of the web's pages one host holds
 HOST_MOST = 0.05
 #: the page kinds of a host's block: its home, its sections' listing pages, its content
@@ -90,6 +96,8 @@ class SitesParams:
     offsite_share: float = 0.29
     #: of the dead links on a page's own host, the share to documents (.pdf)
     document_share: float = 0.2
+    #: every page carries its site's menu and footer (words of the web, not of a topic)
+    boilerplate: bool = True
 
     def check(self) -> None:
         if self.pages < 1 or self.hosts < 1:
@@ -106,6 +114,14 @@ class SitesParams:
 
 
 _SHARES = tuple(f.name for f in fields(SitesParams) if f.type in ("float", float))
+#: what a site's menu and footer are made of: the words of the web's own furniture
+_FURNITURE = (
+    "home about contact news events search login sitemap help privacy terms copyright "
+    "webmaster department office staff people research links resources services updated "
+    "page last modified email phone address welcome site menu information faculty "
+    "students courses projects publications calendar directory jobs support feedback"
+)
+SITE_WORDS = _FURNITURE.split()
 
 
 @dataclass
@@ -322,7 +338,10 @@ class SitesCorpus:
 
     def dead_links(self, page: int) -> list[tuple[str, str]]:
         """(URL, anchor) of each link of ``page`` that leads nowhere: pages and
-        documents its host does not have, and hosts outside the web."""
+        documents its host does not have, and hosts outside the web. A host's missing
+        pages are a pool of its own, DEAD_POOL times as many as a section has pages,
+        times its dead factor, each named and titled the same wherever it is linked:
+        linked from about as many pages as a page the web holds, not once each."""
         p = self.params
         h = self.host_of(page)
         host = self._hosts[h]
@@ -335,12 +354,13 @@ class SitesCorpus:
         sections = len(host.sections)
         for _ in range(dead):
             section = rng.randrange(sections) if sections else -1
-            path = self.section_path(host, section) if sections else "/"
-            topic = host.sections[section] if sections else host.topic
-            number = p.pages + rng.randrange(1 << 30)
-            suffix = "pdf" if rng.random() < p.document_share else "html"
-            links.append((f"http://{self.host_name(h)}{path}{number}.{suffix}",
-                          self._anchor(rng, topic)))  # fmt: skip
+            size = (
+                1
+                if section < 0
+                else host.content_starts[section + 1] - host.content_starts[section]
+            )
+            pool = max(1, round(DEAD_POOL * (size + 1) * host.dead_factor))
+            links.append(self._missing(h, section, rng.randrange(pool)))
         for _ in range(offsite):
             n = bisect.bisect_right(self._offsite, rng.random())
             url = f"http://w{n:05d}.{OFFSITE_DOMAIN}/"
@@ -348,6 +368,19 @@ class SitesCorpus:
                 url += f"{rng.randrange(1000)}.html"
             links.append((url, self._anchor(rng, rng.randrange(len(self.topics)))))
         return links
+
+    def _missing(self, h: int, section: int, n: int) -> tuple[str, str]:
+        """The ``n``-th page (or document) of a section that the web does not hold: its
+        URL and the anchor links to it carry."""
+        p = self.params
+        host = self._hosts[h]
+        mixed = _mix(p.seed, h, section, n, 19)
+        path = self.section_path(host, section) if section >= 0 else "/"
+        topic = host.sections[section] if section >= 0 else host.topic
+        suffix = "pdf" if (mixed & 0xFFFFFF) < p.document_share * 0x1000000 else "html"
+        number = p.pages + (mixed >> 24) % (1 << 30)
+        url = f"http://{self.host_name(h)}{path}{number}.{suffix}"
+        return url, self._anchor(random.Random(mixed), topic)
 
     def _anchor(self, rng: random.Random, topic: int) -> str:
         """An anchor as a dead link's page would have been titled: words of ``topic`` at
@@ -438,10 +471,19 @@ class SitesCorpus:
         body = "".join(
             "<p>" + " ".join(sentences[i : i + 5]) + "</p>\n" for i in range(0, len(sentences), 5)
         )
+        menu, footer = self._furniture(self.host_of(page)) if self.params.boilerplate else ("", "")
         return (
             f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title></head>\n'
-            f"<body><h1>{title}</h1>\n{body}{listed}</body></html>\n"
+            f"<body>{menu}<h1>{title}</h1>\n{body}{listed}{footer}</body></html>\n"
         ).encode()
+
+    def _furniture(self, h: int) -> tuple[str, str]:
+        """A host's menu and footer, the same on each of its pages: words of the web
+        (``SITE_WORDS``), not of a topic, as every real site has them."""
+        rng = random.Random(_mix(self.params.seed, h, 17))
+        menu = " | ".join(w.capitalize() for w in rng.sample(SITE_WORDS, rng.randrange(5, 9)))
+        footer = " ".join(rng.choice(SITE_WORDS) for _ in range(rng.randrange(8, 16)))
+        return f'<div class="menu">{menu}</div>\n', f'<div class="footer">{footer}</div>\n'
 
     def has_host(self, host: str) -> bool:
         return host in self._host_index

@@ -61,6 +61,16 @@ def test_links_are_mostly_dead_or_off_the_web_at_the_profiles_shares(web: SitesC
         if ".elsewhere.example/" in url
     )  # fmt: skip
     assert hosts.most_common(1)[0][1] > 20 * statistics.median(hosts.values())
+    # a missing page is linked from about as many pages as a page the web holds (each
+    # linked once, dead links would be told apart by that alone)
+    live_in = Counter(
+        t for p in range(5_000) for t in web.out_links(p) if web.kind_of(t)[0] == CONTENT
+    )
+    dead_in = Counter(
+        url for p in range(5_000) for url, _ in web.dead_links(p) if ".sites.example/" in url
+    )
+    assert statistics.median(live_in.values()) == statistics.median(dead_in.values()) == 2
+    assert 0.8 < statistics.mean(dead_in.values()) / statistics.mean(live_in.values()) < 1.4
     # how many of a host's links are dead varies by host
     factors = sorted(host.dead_factor for host in web._hosts)
     assert factors[-30] > 4 * factors[30]
