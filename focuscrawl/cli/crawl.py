@@ -28,6 +28,7 @@ from focuscrawl.crawler.config import (
 from focuscrawl.crawler.process import Crawler
 from focuscrawl.crawler.scope import Scope, load_scope, save_scope
 from focuscrawl.crawler.state import CrawlStats
+from focuscrawl.crawler.unreachable import UNREACHABLE_ERRORS
 from focuscrawl.crawler.warc import DEFAULT_MAX_BYTES
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
@@ -204,10 +205,11 @@ def nothing_fetched(stats: CrawlStats, proxy: str | None) -> str | None:
             else "; a web-in-a-box's hosts resolve only through it: focuscrawl webbox serve "
             "--background, then set FOCUSCRAWL_PROXY as it says"
         )
-    return (
-        f"fetched nothing: {count} of {tried} attempts failed with {cause}: {said}; once "
-        "mended, focuscrawl crawl retry puts the URLs that failed for good back"
-    )
+    if cause in UNREACHABLE_ERRORS:  # the hosts are held: their URLs wait
+        then = "their URLs wait in the frontier: run the crawl again once mended"
+    else:
+        then = "once mended, focuscrawl crawl retry puts the URLs that failed for good back"
+    return f"fetched nothing: {count} of {tried} attempts failed with {cause}: {said}; {then}"
 
 
 @app.command()

@@ -49,9 +49,10 @@ def test_crawl_run_refuses_values_that_would_stall_or_poison_a_crawl(
 def test_a_crawl_that_fetched_nothing_says_why_and_its_failures_can_be_retried(
     cli, db_url: str
 ) -> None:  # type: ignore[no-untyped-def]
-    """The newcomer's first own crawl: no proxy (the hosts do not resolve), then a proxy
-    that is down, then the web-in-a-box served in the background; each failure is one
-    line and exit 2, and the seeds that failed for good are fetched once retried."""
+    """The newcomer's first own crawl: no proxy (the hosts do not resolve: each is asked
+    once, and its URLs wait), then a proxy that is down, then the web-in-a-box served in
+    the background; each failure is one line and exit 2, and the seeds that failed for
+    good are fetched once retried."""
     env = {"FOCUSCRAWL_DATABASE_URL": db_url}
     made = cli("webbox", "generate", "--pages", "300", "--hosts", "4", "--name", "tiny", env=env)
     assert made.returncode == 0, made.stderr
@@ -66,12 +67,16 @@ def test_a_crawl_that_fetched_nothing_says_why_and_its_failures_can_be_retried(
     assert unresolved.returncode == 2
     line = unresolved.stderr.strip().splitlines()[-1]
     assert "fetched nothing" in line and "dns_error" in line and "--background" in line
-    again = cli("seed", "add", seeds[0], env=env)
-    assert "1 failed before" in again.stderr and "crawl retry" in again.stderr
+    assert "wait in the frontier" in line
+    with psycopg2.connect(db_url) as connection, connection.cursor() as cursor:
+        cursor.execute("SELECT state, num_tries FROM doc WHERE doc.url = ANY(%s)", (seeds,))
+        assert sorted(cursor.fetchall()) == [(0, 1)] * 3  # each host asked once
 
-    assert cli("crawl", "retry", env=env).stdout.startswith("3 URLs")
     dead = cli(*crawl, env={**env, "FOCUSCRAWL_PROXY": "http://127.0.0.1:9"})
     assert dead.returncode == 2 and "proxy_unreachable" in dead.stderr, dead.stderr
+    assert "crawl retry" in dead.stderr.strip().splitlines()[-1]
+    again = cli("seed", "add", seeds[0], env=env)
+    assert "1 failed before" in again.stderr and "crawl retry" in again.stderr
 
     served = cli("webbox", "serve", "--corpus", "tiny", "--port", "0", "--background", env=env)
     try:
