@@ -33,10 +33,13 @@ RETURNING d.oid, (xmax = 0) AS inserted;
 -- its untried URLs wait behind every untried URL, as a URL that failed once does (the
 -- crawler that found it out asks the host again after a back-off,
 -- focuscrawl.crawler.unreachable). Rows are locked in oid order first, as every
--- statement that updates many doc rows. Returns the URLs deferred.
+-- statement that updates many doc rows. Returns the URLs deferred. (A host's URLs all
+-- have its bucket as their oid's top byte: read off doc's key, that range is a 256th of
+-- the table, where there is no index by site.)
 WITH locked AS (
     SELECT oid, bucket FROM doc
-    WHERE bucket = %(bucket)s AND sid = %(sid)s AND state = 0 AND num_tries = 0
+    WHERE oid BETWEEN %(bucket)s::bigint << 56 AND (%(bucket)s::bigint << 56) | 72057594037927935
+      AND bucket = %(bucket)s AND sid = %(sid)s AND state = 0 AND num_tries = 0
     ORDER BY oid
     FOR UPDATE
 )

@@ -423,3 +423,34 @@ def test_a_claim_asks_a_site_with_urls_queued_only_for_the_room_it_has_left(
     assert len(claim) == 150 and not set(full) & set(per_site)
     assert [per_site[sid] for sid in held] == [1, 1, 1]  # two each with no room given
     assert max(per_site.values()) == 2
+
+
+def test_a_host_that_cannot_be_reached_defers_its_urls_off_the_key_not_a_scan(
+    engine: sa.Engine,
+) -> None:
+    """defer_site reads a host's URLs off doc's key, in the oid range of its bucket (doc
+    has no index by site), and moves exactly its untried URLs behind every untried URL."""
+    _fill_frontier(engine, FRONTIER_ROWS)
+    with engine.begin() as connection:
+        sid, bucket = connection.exec_driver_sql(
+            "SELECT sid, bucket FROM site WHERE host = 'h7.example'"
+        ).one()
+        untried = connection.exec_driver_sql(
+            "SELECT count(*) FROM doc WHERE sid = %(sid)s AND state = 0 AND num_tries = 0",
+            {"sid": sid},
+        ).scalar_one()
+        untried_elsewhere = "SELECT count(*) FROM doc WHERE state = 0 AND num_tries = 0"
+        before = connection.exec_driver_sql(untried_elsewhere).scalar_one() - untried
+        params = {"sid": sid, "bucket": bucket}
+        nodes = _explain(connection, queries["defer_site"], params)
+        scans = [(n["Node Type"], n.get("Relation Name"), n.get("Index Name")) for n in nodes]
+        assert not any(t == "Seq Scan" and r == "doc" for t, r, _ in scans), scans
+        assert any(i == "doc_pkey" for _, _, i in scans), scans
+        deferred = execute(connection, queries["defer_site"], params).all()
+        left = connection.exec_driver_sql(
+            "SELECT count(*) FROM doc WHERE state = 0 AND num_tries = 0 AND sid = %(sid)s",
+            {"sid": sid},
+        ).scalar_one()
+        after = connection.exec_driver_sql(untried_elsewhere).scalar_one() - left
+    assert untried > 100 and len(deferred) == untried and left == 0
+    assert after == before  # no other host's URL moved
