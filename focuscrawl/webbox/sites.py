@@ -60,7 +60,14 @@ import numpy as np
 
 from focuscrawl.errors import ConfigError
 from focuscrawl.web.corpus import FORMAT, Page
-from focuscrawl.webbox.synthetic import _HTML, SENTENCE_WORDS, _mix, _Vocabulary, _words
+from focuscrawl.webbox.synthetic import (
+    _HTML,
+    SENTENCE_WORDS,
+    _mix,
+    _Vocabulary,
+    _words,
+    sentence_pool,
+)
 
 __all__ = ["SitesCorpus", "SitesParams", "define_sites"]
 
@@ -429,17 +436,10 @@ class SitesCorpus:
     def _pool(self, topic: int) -> list[str]:
         pool = self._pools.get(topic)
         if pool is None:
-            rng = np.random.default_rng([self.params.seed, topic, 11])
-            count = POOL_SENTENCES * SENTENCE_WORDS
-            words = self._background.sample(rng, count)
-            from_topic = rng.random(count) < self.params.topic_share
-            words[from_topic] = self._vocab[topic].sample(rng, int(from_topic.sum()))
-            flat = words.tolist()
-            pool = [
-                " ".join(flat[i : i + SENTENCE_WORDS]) + "."
-                for i in range(0, count, SENTENCE_WORDS)
-            ]
-            self._pools[topic] = pool
+            pool = self._pools[topic] = sentence_pool(
+                self.params.seed, self.params.topic_share, self._background,
+                self._vocab[topic], topic, POOL_SENTENCES,
+            )  # fmt: skip
         return pool
 
     def render(self, page: int) -> bytes:

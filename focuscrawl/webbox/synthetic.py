@@ -238,17 +238,10 @@ class SyntheticCorpus:
         """The topic's sentences: pages are made of these, so rendering never samples words."""
         pool = self._pools.get(topic)
         if pool is None:
-            rng = np.random.default_rng([self.params.seed, topic, 11])
-            count = POOL_SENTENCES * SENTENCE_WORDS
-            words = self._background.sample(rng, count)
-            from_topic = rng.random(count) < self.params.topic_share
-            words[from_topic] = self._vocab[topic].sample(rng, int(from_topic.sum()))
-            flat = words.tolist()
-            pool = [
-                " ".join(flat[i : i + SENTENCE_WORDS]) + "."
-                for i in range(0, count, SENTENCE_WORDS)
-            ]
-            self._pools[topic] = pool
+            pool = self._pools[topic] = sentence_pool(
+                self.params.seed, self.params.topic_share, self._background,
+                self._vocab[topic], topic, POOL_SENTENCES,
+            )  # fmt: skip
         return pool
 
     def render(self, page: int) -> bytes:
@@ -289,6 +282,25 @@ class SyntheticCorpus:
 
     def taxonomy(self) -> list[str]:
         return list(self.topics)
+
+
+def sentence_pool(
+    seed: int,
+    topic_share: float,
+    background: _Vocabulary,
+    vocabulary: _Vocabulary,
+    topic: int,
+    sentences: int,
+) -> list[str]:
+    """``sentences`` sentences of SENTENCE_WORDS words of ``topic``'s pages: each word of
+    its ``vocabulary`` with probability ``topic_share``, else of the ``background``."""
+    rng = np.random.default_rng([seed, topic, 11])
+    count = sentences * SENTENCE_WORDS
+    words = background.sample(rng, count)
+    from_topic = rng.random(count) < topic_share
+    words[from_topic] = vocabulary.sample(rng, int(from_topic.sum()))
+    flat = words.tolist()
+    return [" ".join(flat[i : i + SENTENCE_WORDS]) + "." for i in range(0, count, SENTENCE_WORDS)]
 
 
 def _split(total: int, weights: np.ndarray) -> list[int]:
