@@ -200,7 +200,7 @@ SELECT url, kcid FROM example WHERE url IS NOT NULL ORDER BY url, kcid;
 -- not asked), for a version fitted afresh: each teaches that a link to it was worth
 -- nothing (its host and file type only, focuscrawl.topics.linkmodel.failure_parts), as
 -- the store queues them as they fail.
-SELECT doc_url(d.https, s.host, d.path) AS url
+SELECT s.host, d.path
 FROM doc_fetch AS f
 JOIN doc AS d ON d.oid = f.oid AND d.bucket = f.bucket
 JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket

@@ -370,7 +370,7 @@ def _all_lessons(
     rows = execute(connection, queries["crawl_link_examples"])
     crawl = links.lessons(rows, parent, two_step)
     failed = [
-        Example(failure_parts(*split_url(row.url)[1:]), 0.0)
+        Example(failure_parts(row.host, row.path), 0.0)
         for row in execute(connection, queries["crawl_failed_urls"])
     ]
     execute(connection, queries["clear_link_examples"])

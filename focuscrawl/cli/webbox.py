@@ -79,8 +79,6 @@ def import_command(
 #: the shapes ``webbox generate`` makes (focuscrawl.webbox.synthetic, .sites)
 PROFILES = ("links", "sites")
 
-Share = Annotated[float | None, typer.Option(show_default=False)]
-
 
 @app.command()
 def generate(

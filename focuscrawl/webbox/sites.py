@@ -77,7 +77,8 @@ OFFSITE_DOMAIN = "elsewhere.example"
 SECTION_WORDS = 8
 POOL_SENTENCES = 2048  # per topic, made on first use
 _PLAIN = re.compile(r"[a-z]{3,}")
-_PATH = re.compile(r"/([a-z]+)-(\d+)/(?:(\d+)|list-(\d+))\.html")
+#: a section's path, and after it a content page's or a later listing page's, if any
+_PATH = re.compile(r"/([a-z]+)-(\d+)/(?:(\d+)\.html|list-(\d+)\.html)?")
 
 #: content pages a listing page of a section links to (a section of more has several)
 LISTED = 15
@@ -410,23 +411,22 @@ class SitesCorpus:
         if not path:
             return host.start
         match = _PATH.fullmatch("/" + path)
-        root = path.endswith("/") and path.count("/") == 1
-        if match is None and not root:
+        if match is None:
             return None
-        section = int((match.group(2) if match else path[:-1].rpartition("-")[2]) or 0) - 1
+        section = int(match.group(2)) - 1
         if not 0 <= section < len(host.sections):
             return None
-        if root:
-            page = host.list_starts[section]
-        elif match is not None and match.group(3) is not None:
+        if match.group(3) is not None:  # a content page
             page = int(match.group(3))
             if not host.content_starts[section] <= page < host.content_starts[section + 1]:
                 return None
-        else:
-            nth = int(match.group(4)) - 1 if match is not None else -1
+        elif match.group(4) is not None:  # a section's second or later listing page
+            nth = int(match.group(4)) - 1
             if not 1 <= nth < host.listings(section):
                 return None
             page = host.list_starts[section] + nth
+        else:  # the section itself: its first listing page
+            page = host.list_starts[section]
         return page if self.url(page) == url else None
 
     def page(self, url: str) -> Page | None:
