@@ -31,10 +31,17 @@ from tests.classifier.topics import write_tree_dir
 TOKEN = "console-test-token"
 
 
+class PageGone(Exception):
+    """The tab answered with an error: its page was being replaced (a reload under way)."""
+
+
 def _wait(condition: Any, what: str, timeout: float = 60) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        value = condition()
+        try:
+            value = condition()
+        except PageGone:  # asked while the reload destroyed the page: ask again
+            value = None
         if value:
             return value
         time.sleep(0.2)
@@ -83,6 +90,8 @@ class Page:
         while True:
             message = json.loads(self.socket.recv(timeout=60))
             if message.get("id") == number:
+                if "result" not in message:  # e.g. the execution context was destroyed
+                    raise PageGone(str(message.get("error", message)))
                 result = message["result"]
                 assert "exceptionDetails" not in result, result
                 return result["result"].get("value")
