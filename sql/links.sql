@@ -22,8 +22,8 @@ SELECT value FROM crawl_setting WHERE name = %(name)s;
 -- are left out), each with own: the sum of the link's own features' weights when the
 -- crawler summed them with the link model %(link_model)s (the source's
 -- doc_fetch.links_model), else NULL; for the others the classifier reads the words
--- (scored_out_link_words); and the anchor, which soft's estimate reads with the page
--- classifier. Off link_src (the links first, as an intermediate result:
+-- (scored_out_link_words); and the anchor and the target's path, which soft's estimate
+-- reads with the page classifier. Off link_src (the links first, as an intermediate result:
 -- on a Citus cluster a link's target lies in another shard), then their targets off
 -- doc's key, named as an array: joined to the links, the targets were read by a
 -- sequential scan of the frontier and a hash, as the planner cannot tell how few links
@@ -35,10 +35,10 @@ WITH l AS MATERIALIZED (
     JOIN doc_fetch AS f ON f.oid = l.oid_src AND f.bucket = l.bucket
     WHERE l.oid_src = ANY(%(oids)s::bigint[]) AND f.oid = ANY(%(oids)s::bigint[])
 ), d AS MATERIALIZED (
-    SELECT oid, bucket FROM doc
+    SELECT oid, bucket, path FROM doc
     WHERE oid = ANY(ARRAY(SELECT oid_dst FROM l)) AND state IN (0, 4) AND priority > -32768
 )
-SELECT l.oid_src, l.oid_dst, l.own, l.anchor
+SELECT l.oid_src, l.oid_dst, l.own, l.anchor, d.path
 FROM l
 JOIN d ON d.oid = l.oid_dst AND d.bucket = oid_bucket(l.oid_dst);
 

@@ -7,8 +7,8 @@ written by ``crawl run`` from its mode, or by ``eval`` for its strategies):
     the link learner with the parent's relevance, and the anchor read by the page
     classifier: for each unvisited out-link ``l`` of a scored page ``p``, log sigmoid(s(l))
     with ``p``'s best leaf and relevance bucket among the features, plus
-    log((1 + R'(anchor)) / 2) (focuscrawl.topics.linkmodel); a URL keeps the best of its
-    in-links.
+    log((1 + R'(words)) / 2), R' the page classifier's reading of the anchor and the
+    words of the target's slug (``link_text``); a URL keeps the best of its in-links.
 ``apprentice``
     the learner without the parent's relevance or the anchor's reading (the 2002 paper's
     apprentice alone).
@@ -31,9 +31,11 @@ In hard focus a held URL is released when a parent's best leaf lies below a good
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 import numpy as np
 from numpy.typing import NDArray
@@ -53,7 +55,14 @@ from focuscrawl.topics.linkmodel import (
     max_by_target,
 )
 
-__all__ = ["ESTIMATES", "Parent", "anchor_terms", "estimate_frontier", "pass_estimates"]
+__all__ = [
+    "ESTIMATES",
+    "Parent",
+    "anchor_terms",
+    "estimate_frontier",
+    "link_text",
+    "pass_estimates",
+]
 
 ESTIMATES = ("soft", "soft-1999", "apprentice", "paths", "anchor", "page+anchor")
 
@@ -74,6 +83,23 @@ def _relevance(log_r: float) -> float:
 def _rows(connection: Connection, name: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
     # read as tuples: a row's attributes cost more than the rest of a link's loop
     return [tuple(row) for row in execute(connection, queries[name], params).all()]
+
+
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+
+
+def link_text(anchor: str | None, path: str | None) -> str:
+    """What soft's estimate has the page classifier read of a link: its anchor and the
+    words of its target's slug, the last segment of the path (percent-decoded, its file
+    extension and query left out; "_" and "-" part words). The slug names the page it
+    leads to on many webs (an encyclopaedia's titles, a blog's or a shop's URLs) where the
+    anchor may not ("read more", "here", a name linked under another)."""
+    if not path:
+        return anchor or ""
+    segments = [s for s in unquote(path.split("?", 1)[0]).split("/") if s]
+    slug = _EXTENSION.sub("", segments[-1]) if segments else ""
+    slug = slug.replace("_", " ").replace("-", " ").strip()
+    return " ".join(part for part in (anchor, slug) if part)
 
 
 def _anchor_relevance(
@@ -103,7 +129,7 @@ def anchor_terms(
 def _own_sums(
     connection: Connection, model: LinkModel, rows: list[tuple[Any, ...]]
 ) -> tuple[list[tuple[Any, ...]], NDArray[np.float32]]:
-    """The links of ``rows`` (oid_src, oid_dst, own, anchor) and the sums of their own
+    """The links of ``rows`` (oid_src, oid_dst, own, anchor, path) and the sums of their own
     features' weights: those the crawler stored with ``model``, the others summed here
     from the links' words, read for their pages only. A link whose target was claimed
     between the two reads is left out."""
@@ -117,7 +143,7 @@ def _own_sums(
     missing: list[int] = []
     parts: list[LinkParts] = []
     for row in rows:
-        src, dst, own, _ = row
+        src, dst, own = row[:3]
         if own is None:
             said = words.get((src, dst))
             if said is None:
@@ -156,7 +182,7 @@ def pass_estimates(
     learned = estimate in LINK_ESTIMATES and link_model is not None
     from_parents = estimate == "soft-1999" or (estimate in LINK_ESTIMATES and link_model is None)
     rows: list[tuple[Any, ...]]
-    if from_parents or learned:  # (oid_src, oid_dst, own, anchor)
+    if from_parents or learned:  # (oid_src, oid_dst, own, anchor, path)
         params = {"oids": oids, "link_model": link_model.model_id if link_model else 0}
         rows = _rows(connection, "scored_out_links", params)
     else:  # (oid_src, oid_dst, anchor, context, host, path)
@@ -176,7 +202,8 @@ def pass_estimates(
         source = np.asarray([terms[row[0]] for row in rows], dtype=np.float64)
         values = link_model.estimates_of(source, own)
         if estimate in ANCHOR_ESTIMATES:
-            values += anchor_terms(page_model, [row[3] for row in rows], good_frontier)
+            texts = [link_text(row[3], row[4]) for row in rows]
+            values += anchor_terms(page_model, texts, good_frontier)
         model_id = link_model.model_id
     else:
         if page_model is None:
@@ -228,7 +255,8 @@ def estimate_frontier(
     ]
     values = model.estimates(parts)
     if estimate in ANCHOR_ESTIMATES:
-        values += anchor_terms(page_model, [r.anchor for r in rows], good_frontier)
+        texts = [link_text(r.anchor, r.path) for r in rows]
+        values += anchor_terms(page_model, texts, good_frontier)
     oids, best = max_by_target((r.oid_dst for r in rows), values.tolist())
     value = dict(zip(oids, best, strict=True))
     estimated = 0

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from focuscrawl.classifier import apprentice, process, train_model
 from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
-from focuscrawl.classifier.estimates import Parent, anchor_terms, pass_estimates
+from focuscrawl.classifier.estimates import Parent, anchor_terms, link_text, pass_estimates
 from focuscrawl.classifier.process import good_sets
 from focuscrawl.classifier.store import latest_model
 from focuscrawl.crawler.config import Mode
@@ -218,8 +218,8 @@ def test_soft_reads_each_anchor_with_the_page_classifier(
     trained_with_links: sa.Engine, topics_web: WebBoxThread
 ) -> None:
     """When a page is scored, soft's estimate of each out-link is the learner's times
-    (1 + R'(anchor)) / 2, R' the page classifier's relevance of the anchor text: an
-    anchor in the topic's words raises its URL above the same link with other words,
+    (1 + R'(words)) / 2, R' the page classifier's relevance of the anchor and the
+    target's slug: words of the topic raise a URL above the same link with other words,
     never above log 1, never below the check-in estimate."""
     engine = trained_with_links
     model = _link_model(engine)
@@ -243,8 +243,8 @@ def test_soft_reads_each_anchor_with_the_page_classifier(
         """,
     )
     assert links
-    anchors = [r.anchor for r in links]
-    terms = anchor_terms(page_model, anchors, frontier)
+    texts = [link_text(r.anchor, r.path) for r in links]
+    terms = anchor_terms(page_model, texts, frontier)
     assert np.all(terms >= ANCHOR_FLOOR) and np.all(terms <= 0.0)
     best: dict[int, float] = {}
     for r, term in zip(links, terms.tolist(), strict=True):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
+from focuscrawl.classifier.estimates import link_text
 from focuscrawl.topics.linkmodel import (
     FEATURE_BITS,
     RELEVANCE_BUCKETS,
@@ -160,3 +162,21 @@ def test_failed_requests_teach_their_host_and_type_not_the_words_of_links() -> N
     owls = _hash("a:owls")
     assert abs(model.weights[owls] - before.weights[owls]) < 0.25 * abs(before.weights[owls])
     assert abs(model.bias - before.bias) < 0.5
+
+
+@pytest.mark.parametrize(
+    ("anchor", "path", "expected"),
+    [
+        ("Isaac Newton", "/wiki/Isaac_Newton", "Isaac Newton Isaac Newton"),
+        (None, "/wiki/%C3%81ed%C3%A1n_mac_Gabr%C3%A1in", "\u00c1ed\u00e1n mac Gabr\u00e1in"),
+        ("read more", "/2019/05/fixing-a-flat-tyre.html?ref=home", "read more fixing a flat tyre"),
+        ("Home", "/", "Home"),
+        ("Home", "", "Home"),
+        (None, None, ""),
+        ("Cycling", "/sport/cycling/", "Cycling cycling"),
+    ],
+)
+def test_soft_reads_a_link_as_its_anchor_and_the_slug_of_its_target(
+    anchor: str | None, path: str | None, expected: str
+) -> None:
+    assert link_text(anchor, path) == expected
