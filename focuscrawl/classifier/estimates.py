@@ -31,11 +31,9 @@ In hard focus a held URL is released when a parent's best leaf lies below a good
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
 
 import numpy as np
 from numpy.typing import NDArray
@@ -52,17 +50,11 @@ from focuscrawl.topics.linkmodel import (
     LINK_ESTIMATES,
     LinkModel,
     LinkParts,
+    link_text,
     max_by_target,
 )
 
-__all__ = [
-    "ESTIMATES",
-    "Parent",
-    "anchor_terms",
-    "estimate_frontier",
-    "link_text",
-    "pass_estimates",
-]
+__all__ = ["ESTIMATES", "Parent", "anchor_terms", "estimate_frontier", "pass_estimates"]
 
 ESTIMATES = ("soft", "soft-1999", "apprentice", "paths", "anchor", "page+anchor")
 
@@ -83,23 +75,6 @@ def _relevance(log_r: float) -> float:
 def _rows(connection: Connection, name: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
     # read as tuples: a row's attributes cost more than the rest of a link's loop
     return [tuple(row) for row in execute(connection, queries[name], params).all()]
-
-
-_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
-
-
-def link_text(anchor: str | None, path: str | None) -> str:
-    """What soft's estimate has the page classifier read of a link: its anchor and the
-    words of its target's slug, the last segment of the path (percent-decoded, its file
-    extension and query left out; "_" and "-" part words). The slug names the page it
-    leads to on many webs (an encyclopaedia's titles, a blog's or a shop's URLs) where the
-    anchor may not ("read more", "here", a name linked under another)."""
-    if not path:
-        return anchor or ""
-    segments = [s for s in unquote(path.split("?", 1)[0]).split("/") if s]
-    slug = _EXTENSION.sub("", segments[-1]) if segments else ""
-    slug = slug.replace("_", " ").replace("-", " ").strip()
-    return " ".join(part for part in (anchor, slug) if part)
 
 
 def _anchor_relevance(

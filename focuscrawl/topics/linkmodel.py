@@ -66,6 +66,7 @@ __all__ = [
     "context_text",
     "failure_parts",
     "features_of",
+    "link_text",
     "log_sigmoid",
     "own_features",
     "relevance_bucket",
@@ -192,6 +193,18 @@ def failure_parts(host: str, path: str) -> LinkParts:
     segment = path.partition("?")[0].rpartition("/")[2]
     match = _EXTENSION.search(segment)
     return LinkParts(None, None, host, "." + match.group(1) if match else "", failed=True)
+
+
+def link_text(anchor: str | None, path: str | None) -> str:
+    """What soft's estimate has the page classifier read of a link: its anchor and the
+    words of its target's slug, the last segment of the path that has any (percent-decoded,
+    its file type as ``failure_parts`` finds it and its query left out; "_" and "-" part
+    words). The slug names the page it leads to on many webs (an encyclopaedia's titles, a
+    blog's or a shop's URLs) where the anchor may not ("read more", "here", a name linked
+    under another)."""
+    segment = unquote((path or "").partition("?")[0].rstrip("/").rpartition("/")[2])
+    slug = _EXTENSION.sub("", segment).replace("_", " ").replace("-", " ").strip()
+    return " ".join(part for part in (anchor, slug) if part)
 
 
 def _own_ids(parts: LinkParts) -> list[int]:

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from focuscrawl.classifier import apprentice, process, train_model
 from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
-from focuscrawl.classifier.estimates import Parent, anchor_terms, link_text, pass_estimates
+from focuscrawl.classifier.estimates import Parent, anchor_terms, pass_estimates
 from focuscrawl.classifier.process import good_sets
 from focuscrawl.classifier.store import latest_model
 from focuscrawl.crawler.config import Mode
@@ -24,7 +24,7 @@ from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
-from focuscrawl.topics.linkmodel import ANCHOR_FLOOR, LinkModel, LinkParts
+from focuscrawl.topics.linkmodel import ANCHOR_FLOOR, LinkModel, LinkParts, link_text
 from focuscrawl.topics.taxonomy import load_tree, set_good
 from focuscrawl.topics.taxonomy_import import from_corpus, store_import
 from focuscrawl.web.urls import split_url

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from focuscrawl.classifier.estimates import link_text
 from focuscrawl.topics.linkmodel import (
     FEATURE_BITS,
     RELEVANCE_BUCKETS,
@@ -16,6 +15,7 @@ from focuscrawl.topics.linkmodel import (
     _hash,
     context_text,
     features_of,
+    link_text,
     log_sigmoid,
     max_by_target,
 )
