@@ -41,7 +41,6 @@ def check_installed() -> None:
     """Exit with a one-line message when the bare client's libraries are missing."""
     try:
         import aiohttp  # noqa: F401
-        import selectolax  # noqa: F401
     except ImportError as missing:
         sys.exit(f"the limit needs the bench extra ({missing.name}): pip install -e '.[bench]'")
 

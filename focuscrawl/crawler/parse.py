@@ -1,21 +1,19 @@
-"""Turning HTML bytes into a title, visible text and out-links, with lxml.
+"""Turning HTML bytes into a title, visible text and out-links, with lexbor (selectolax).
 
 The charset comes from the Content-Type header, else a byte-order mark, else a
 ``<meta>`` declaration, else UTF-8 if the bytes are valid UTF-8, else cp1252 (the
-usual truth behind "latin-1"). Malformed markup and garbage bytes parse to what lxml
-can recover; nothing here raises on bad input.
+usual truth behind "latin-1"). Malformed markup and garbage bytes parse as a browser's
+HTML5 parser would; nothing here raises on bad input.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urljoin
 
 import numpy as np
-from lxml import etree
-from lxml import html as lxml_html
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from focuscrawl.errors import InvalidURL
 from focuscrawl.topics.linkmodel import CONTEXT_WORDS, context_text
@@ -27,7 +25,7 @@ _META_CHARSET = re.compile(
     rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE
 )
 _BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
-_INVISIBLE = ("script", "style", "noscript", "template", "head")
+_INVISIBLE = ["script", "style", "noscript", "template"]  # and the head: only the body is read
 MAX_ANCHOR = 200
 #: a link's place in the text is marked while the text is gathered: link i opens with
 #: code point _OPEN + i and closes with _CLOSE + i (private use planes 15 and 16; any
@@ -108,29 +106,28 @@ def parse_html(
     charset = detect_charset(body, declared_charset)
     text = body.decode(charset, errors="replace").lstrip("\ufeff").replace("\x00", "")
     page = ParsedPage(charset=charset)
-    try:
-        root = lxml_html.document_fromstring(text)
-    except (etree.ParserError, ValueError):
-        return page
+    tree = LexborHTMLParser(text)
     base = url
-    for element in root.iter("base"):
-        href = element.get("href")
+    for element in tree.css("base[href]"):
+        href = (element.attributes.get("href") or "").strip()
         if href:
-            base = urljoin(url, href.strip())
+            base = urljoin(url, href)
             break
     refresh = None
-    for meta in root.iter("meta"):
-        if (meta.get("name") or "").lower() == "robots":
-            content = (meta.get("content") or "").lower()
+    for meta in tree.css("meta"):
+        attributes = meta.attributes
+        if (attributes.get("name") or "").lower() == "robots":
+            content = (attributes.get("content") or "").lower()
             page.noindex = page.noindex or "noindex" in content or "none" in content
             page.nofollow = page.nofollow or "nofollow" in content or "none" in content
-        elif (meta.get("http-equiv") or "").lower() == "refresh" and refresh is None:
-            refresh = _refresh_target(meta.get("content") or "")
-    for link in root.iter("link"):
-        if "canonical" in (link.get("rel") or "").lower().split() and link.get("href"):
-            page.canonical = absolute_url(base, link.get("href") or "")
+        elif (attributes.get("http-equiv") or "").lower() == "refresh" and refresh is None:
+            refresh = _refresh_target(attributes.get("content") or "")
+    for link in tree.css("link[rel][href]"):
+        attributes = link.attributes
+        if "canonical" in (attributes.get("rel") or "").lower().split():
+            page.canonical = absolute_url(base, attributes.get("href") or "")
             break
-    title = root.find(".//title")
+    title = tree.css_first("title")
     page.title = _clean(_text(title))[:1000] if title is not None else ""
     marked: list[int] = []  # the index in page.links of each marked link
     if not page.nofollow:
@@ -140,27 +137,29 @@ def parse_html(
         if target is not None:
             seen.add(target)
             page.links.append((target, "", None))
-        for element in root.iter("a", "area", "frame", "iframe"):
-            tag = element.tag  # lxml makes a new string at each reading
+        for element in tree.css("a, area, frame, iframe"):  # in document order
+            tag = element.tag
+            attributes = element.attributes
             attribute = "src" if tag in ("frame", "iframe") else "href"
-            target = absolute_url(base, element.get(attribute) or "")
-            if target is None or target in seen or "nofollow" in (element.get("rel") or "").lower():
+            target = absolute_url(base, attributes.get(attribute) or "")
+            rel = (attributes.get("rel") or "").lower()
+            if target is None or target in seen or "nofollow" in rel:
                 continue
             seen.add(target)
-            anchor = _text(element) if tag == "a" else (element.get("alt") or "")
+            anchor = _text(element) if tag == "a" else (attributes.get("alt") or "")
             page.links.append((target, _clean(anchor)[:MAX_ANCHOR], None))
             if not contexts or tag not in ("a", "area") or len(marked) >= _PLANE:
                 continue  # a frame has no place in the text
             # marks: where the anchor opens and closes in the text gathered below
             opening, closing = chr(_OPEN + len(marked)), chr(_CLOSE + len(marked))
             if tag == "a":
-                element.text = opening + (element.text or "")
+                element.insert_before(opening)
+                element.insert_after(closing)
             else:
-                closing = opening + closing
-            element.tail = closing + (element.tail or "")
+                element.insert_after(opening + closing)
             marked.append(len(page.links) - 1)
-    etree.strip_elements(root, *_INVISIBLE, etree.Comment, with_tail=False)
-    text = _text(root)
+    tree.strip_tags(_INVISIBLE)
+    text = _text(tree.body) if tree.body is not None else ""  # a frameset has no body
     if marked:
         text, around = _contexts(text, len(marked))
         for index, context in zip(marked, around, strict=True):
@@ -231,15 +230,9 @@ def _refresh_target(content: str) -> str | None:
     return match.group(2).strip() or None if match else None
 
 
-# the text nodes under an element, as itertext() gives them, three times faster
-_TEXT_NODES = etree.XPath("descendant::text()", smart_strings=False)
-
-
-def _text(element: Any) -> str:
+def _text(element: LexborNode) -> str:
     """Text of an element; text nodes are joined with spaces so "<p>a</p><p>b</p>" is "a b"."""
-    if len(element) == 0:  # no child elements (most anchors): its own text is all of it
-        return element.text or ""
-    return " ".join(_TEXT_NODES(element))
+    return element.text(deep=True, separator=" ", strip=True)
 
 
 def _origin(url: str) -> str:

@@ -17,7 +17,7 @@ def test_links_from_a_area_and_frames_resolve_against_base_href() -> None:
     page = parse_html(
         b'<html><head><base href="http://b.example/x/"><title> The  Title </title></head><body>'
         b'<a href="one.html">One <b>bold</b></a><map><area href="/two" alt="Two"></map>'
-        b'<iframe src="three"></iframe><frameset><frame src="http://c.example/four"></frameset>'
+        b'<iframe src="three"></iframe>'
         b'<a href="one.html#frag">again</a><a href="#top">top</a><a href="javascript:x()">js</a>'
         b'<a href="mailto:a@b.c">mail</a><a href="ftp://x/">ftp</a></body></html>',
         BASE,
@@ -27,10 +27,23 @@ def test_links_from_a_area_and_frames_resolve_against_base_href() -> None:
         ("http://b.example/x/one.html", "One bold"),
         ("http://b.example/two", "Two"),
         ("http://b.example/x/three", ""),
-        ("http://c.example/four", ""),
     ]
     # frames have no place in the text, so no context
-    assert [link[2] is None for link in page.links] == [False, False, True, True]
+    assert [link[2] is None for link in page.links] == [False, False, True]
+
+
+def test_a_frameset_page_links_to_its_frames() -> None:
+    # a browser's parser keeps a frameset only where no body content came before it
+    page = parse_html(
+        b'<html><head><title>F</title></head><frameset><frame src="a.html">'
+        b'<frame src="http://c.example/four"></frameset></html>',
+        BASE,
+    )
+    assert (page.title, page.text) == ("F", "")
+    assert page.links == [
+        ("http://a.example/dir/a.html", "", None),
+        ("http://c.example/four", "", None),
+    ]
 
 
 def test_visible_text_leaves_out_scripts_styles_and_comments() -> None:
