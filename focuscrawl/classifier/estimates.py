@@ -81,12 +81,9 @@ def _anchor_relevance(
     page_model: HierarchicalModel, anchors: Sequence[str | None], good_frontier: Sequence[int]
 ) -> NDArray[np.float64]:
     """R'(anchor) of each anchor: the page classifier's relevance of the text, read as if
-    it were a page. Each distinct anchor is scored once: a batch's pages share many
-    ("Home", a name linked twice)."""
-    texts = [a or "" for a in anchors]
-    distinct = {text: i for i, text in enumerate(dict.fromkeys(texts))}
-    log_r = page_model.score(list(distinct)).log_relevance(good_frontier)
-    return np.exp(log_r)[[distinct[text] for text in texts]]
+    it were a page. Each distinct anchor is read once by a model (``text_relevance``): a
+    crawl's pages share many ("Home", the title of a page linked from many)."""
+    return page_model.text_relevance([a or "" for a in anchors], good_frontier)
 
 
 def anchor_terms(

@@ -53,6 +53,8 @@ DEFAULT_FEATURES = 20000
 DEFAULT_ALPHA = 0.1
 CHILD_MODELS = ("mixture", "pooled")
 DEFAULT_CHILDREN = "mixture"
+#: distinct texts whose relevance ``text_relevance`` remembers, for each good set
+READ_KEPT = 1 << 17
 
 Floats = NDArray[np.float64]
 
@@ -128,6 +130,7 @@ class HierarchicalModel:
         held = params.get("calibration")
         self.calibration = None if held is None else Calibration.from_params(held)
         self._leaves_below: dict[tuple[int, ...], NDArray[np.int64]] = {}
+        self._read: dict[tuple[int, ...], dict[str, float]] = {}
         self.column = {int(k): i for i, k in enumerate(kcids)}
         n = len(kcids)
         has_children = np.zeros(n, dtype=bool)
@@ -156,6 +159,7 @@ class HierarchicalModel:
     def calibrated(self, calibration: Calibration | None) -> HierarchicalModel:
         """This model with ``calibration`` (kept in its params, stored with it)."""
         self.calibration = calibration
+        self._read.clear()
         if calibration is None:
             self.params.pop("calibration", None)
         else:
@@ -232,6 +236,22 @@ class HierarchicalModel:
         if len(texts) == 1:
             return self.score_one(texts[0])
         return self.score_counts(self.vectorize(texts))
+
+    def text_relevance(self, texts: Sequence[str], good: Sequence[int]) -> Floats:
+        """R(text) of each text for the good set ``good``, as ``score(...).log_relevance``
+        exponentiated, with the latest ``READ_KEPT`` distinct texts of each good set
+        remembered: the anchors a crawl reads recur (a page's title is the anchor of each
+        link to it, and "Home" of every site), and each was read afresh every batch."""
+        key = tuple(sorted(int(k) for k in good))
+        known = self._read.setdefault(key, {})
+        new = [text for text in dict.fromkeys(texts) if text not in known]
+        if len(known) + len(new) > READ_KEPT:  # forgotten all at once: a cheap bound
+            known.clear()
+            new = list(dict.fromkeys(texts))
+        if new:
+            log_r = self.score_counts(self.vectorize(new)).log_relevance(good)
+            known.update(zip(new, np.exp(log_r).tolist(), strict=True))
+        return np.fromiter((known[text] for text in texts), dtype=np.float64, count=len(texts))
 
     def score_terms(self, terms: Sequence[Counter[str]]) -> Scores:
         """Score documents already counted with ``tokens.count_terms``."""

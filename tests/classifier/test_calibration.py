@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import given
 from hypothesis import strategies as st
+from scipy import sparse
 
 from focuscrawl.classifier import process, store
 from focuscrawl.classifier.calibration import (
@@ -20,7 +21,7 @@ from focuscrawl.classifier.calibration import (
     calibrate,
     log_odds_per_term,
 )
-from focuscrawl.classifier.model import HierarchicalModel
+from focuscrawl.classifier.model import HierarchicalModel, Scores
 from focuscrawl.classifier.store import train_model, training_documents
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
 from focuscrawl.evaluation.strategies import Strategy
@@ -112,6 +113,42 @@ def test_a_calibrated_model_judges_new_pages_and_keeps_its_calibration(
     # another good set is not what it was made for: the model's own R
     other = [tree.find("topics.science")]
     assert again.log_relevance(other) == pytest.approx(again.logp[:, model.column[other[0]]])
+
+
+def test_texts_read_again_are_remembered_until_the_calibration_changes(
+    examples: tuple[Tree, list[str], list[list[int]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``text_relevance`` gives what scoring the texts gives, for each good set; a text
+    read before is not scored again; a calibration set afterwards forgets what was read."""
+    tree, texts, labels = examples
+    train = _trainer(tree)
+    model = train(texts, labels)
+    good, other = tree.good_frontier(), [tree.find("topics.science")]
+    rng = random.Random(8)
+    anchors = [page_text(rng, leaf)[:60] for leaf in LEAVES for _ in range(3)]
+    anchors += [*anchors[:4], ""]
+    uncalibrated = model.text_relevance(anchors, good)
+    assert uncalibrated == pytest.approx(np.exp(model.score(anchors).log_relevance(good)))
+    assert model.text_relevance(anchors, other) == pytest.approx(
+        np.exp(model.score(anchors).log_relevance(other))
+    )
+    scored: list[int] = []  # the rows of each scoring
+    score_counts = model.score_counts
+
+    def counted(counts: sparse.csr_matrix) -> Scores:
+        scored.append(counts.shape[0])
+        return score_counts(counts)
+
+    monkeypatch.setattr(model, "score_counts", counted)
+    assert model.text_relevance(anchors[::-1], good) == pytest.approx(uncalibrated[::-1])
+    assert scored == []  # all remembered
+    calibration = calibrate(tree, texts, labels, train)
+    assert calibration is not None
+    model.calibrated(calibration)
+    calibrated = model.text_relevance(anchors, good)
+    assert scored == [len(set(anchors))]
+    assert calibrated == pytest.approx(np.exp(model.score(anchors).log_relevance(good)))
+    assert not np.allclose(calibrated, uncalibrated)
 
 
 def test_too_few_examples_give_no_calibration(tmp_path: Path) -> None:
