@@ -47,6 +47,14 @@ def new(
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace the taxonomy already loaded.")
     ] = False,
+    keep_background: Annotated[
+        bool,
+        typer.Option(
+            "--keep-background",
+            help="Keep every background category, even one most examples fall in (by "
+            "default that one is the topic's own and is left out).",
+        ),
+    ] = False,
 ) -> None:
     """Place NAME in the shipped background taxonomy with your examples, mark it good,
     train, and print the suggested seeds (the examples' URLs and their out-links)."""
@@ -60,11 +68,16 @@ def new(
     good_examples = read_examples(given, fetch)
     bad_examples = read_examples(bad or [], fetch)
     engine = engine_from(ctx)
-    made = new_topic(engine, name, good_examples, bad_examples, replace)
+    made = new_topic(engine, name, good_examples, bad_examples, replace, keep_background)
     typer.echo(
         f"topic {made.category}: {made.good} good and {made.bad} bad examples in the "
         f"background taxonomy; marked good; model {made.model_id}"
     )
+    for category in made.left_out:
+        typer.echo(
+            f"left out the background's {category}: most examples fall in it, so it is "
+            "the topic's own (--keep-background keeps it)"
+        )
     if made.calibrated_on:
         typer.echo("relevance calibrated on the examples, each left out of a training once")
     else:

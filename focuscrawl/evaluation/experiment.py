@@ -51,6 +51,7 @@ from focuscrawl.topics.background import (
     UserExample,
     build_background,
     load_background,
+    own_categories,
     topic_import,
 )
 from focuscrawl.topics.taxonomy_import import from_corpus, web_links
@@ -98,7 +99,8 @@ class EvalOptions:
     #: built from the corpus without the topic's pages
     taxonomy: str = "full"
     #: taxonomy "examples": "corpus", a background built from the corpus without the
-    #: topic's pages; "shipped", the one topic new uses (without the topic's own category)
+    #: topic's pages; "shipped", the one topic new uses, without the category most of the
+    #: examples fall in (``own_categories``), as topic new leaves it out
     background: str = "corpus"
     #: 0: the seeds are relevant pages (and, with taxonomy "examples", the examples);
     #: d > 0: the seeds are pages d links from the topic's nearest page, none relevant,
@@ -192,8 +194,13 @@ def evaluate(
                 target = sibling_database(engine, template)
                 try:
                     examples = _examples_of(corpus, pages_of_topic)
-                    own = ".".join(topic.split(".")[1:3])  # the topic's own, if shipped
-                    made = topic_import(background, _short(topic), examples, leave_out=[own])
+                    if options.background == "shipped":  # found from the examples, as
+                        left_out = own_categories(background, examples)  # topic new does
+                        said = ", ".join(left_out) or "nothing"
+                        progress(f"{topic}: left out of the background: {said}", 0, 0)
+                    else:  # the topic's own category, if the corpus had one
+                        left_out = [".".join(topic.split(".")[1:3])]
+                    made = topic_import(background, _short(topic), examples, leave_out=left_out)
                     prepare_database(target, made, f"{ROOT}.{_short(topic)}", calibrate=True)
                 finally:
                     target.dispose()

@@ -20,7 +20,7 @@ import gzip
 import json
 import random
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
@@ -37,13 +37,23 @@ from focuscrawl.topics.taxonomy_import import (
 )
 from focuscrawl.web.corpus import topic_levels
 
-__all__ = ["ROOT", "UserExample", "build_background", "load_background", "topic_import"]
+__all__ = [
+    "ROOT",
+    "UserExample",
+    "build_background",
+    "load_background",
+    "own_categories",
+    "topic_import",
+]
 
 ROOT = "web"
 PER_CATEGORY = 20  # excerpts a category
 EXCERPT_CHARS = 3_000
 MIN_PAGES = 10  # smaller categories are left out
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,60}\Z")
+#: a background category is the topic's own when a classifier of the background alone
+#: puts at least this share of the good examples in it
+OWN_SHARE = 0.5
 
 #: (title, text, out-links, URL or None) of a user's example
 UserExample = tuple[str, str, tuple[OutLink, ...], str | None]
@@ -107,6 +117,35 @@ def save_background(background: Background, path: Path, source: str) -> None:
         "categories": {k: [list(e) for e in v] for k, v in background.items()},
     }
     path.write_bytes(gzip.compress(json.dumps(payload).encode("utf-8"), mtime=0))
+
+
+def own_categories(background: Background, good: Sequence[UserExample]) -> list[str]:
+    """The background categories that are the topic itself: those a classifier trained
+    on the background alone puts at least ``OWN_SHARE`` of the good examples in. Kept,
+    such a category splits the topic's pages with it: ten Wikispeedia physics pages as a
+    topic, with Science.Physics in the background, had 49 of the 191 physics pages a
+    crawl fetched classed in it, below R 0.5."""
+    # imported here: the classifier package imports the topics (its trainer, this module)
+    from focuscrawl.classifier.model import HierarchicalModel
+
+    categories = [c for c in background if background[c]]
+    if not good or len(categories) < 2:
+        return []
+    tree = tree_from_paths([f"{ROOT}.{c}" for c in categories])
+    documents: list[str] = []
+    labels: list[list[int]] = []
+    for category in categories:
+        kcid = tree.find(f"{ROOT}.{category}")
+        for title, text in background[category]:
+            documents.append(f"{title}\n{text}")  # as training_examples joins them
+            labels.append([kcid])
+    model = HierarchicalModel.train(tree, documents, labels)
+    leaves = model.score([f"{title}\n{text}" for title, text, _, _ in good]).best_leaf()
+    counts = Counter(int(k) for k in leaves)
+    prefix = len(ROOT) + 1
+    return sorted(
+        tree.path(kcid)[prefix:] for kcid, count in counts.items() if count >= OWN_SHARE * len(good)
+    )
 
 
 def topic_import(

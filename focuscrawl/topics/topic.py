@@ -6,7 +6,7 @@ their out-links are the suggested seeds."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
@@ -15,7 +15,13 @@ from focuscrawl.crawler.fetch import FetchConfig, Fetcher, fetch_page
 from focuscrawl.crawler.parse import parse_html
 from focuscrawl.crawler.sniff import sniff
 from focuscrawl.errors import ConfigError, InvalidURL
-from focuscrawl.topics.background import ROOT, UserExample, load_background, topic_import
+from focuscrawl.topics.background import (
+    ROOT,
+    UserExample,
+    load_background,
+    own_categories,
+    topic_import,
+)
 from focuscrawl.topics.taxonomy import set_good
 from focuscrawl.topics.taxonomy_import import HTML_SUFFIXES, store_import, web_links
 from focuscrawl.web.urls import normalize_url
@@ -34,6 +40,8 @@ class NewTopic:
     model_id: int
     seeds: list[str]
     calibrated_on: int  # left-out examples the relevance is calibrated on (0: none)
+    #: background categories left out as the topic's own (``own_categories``)
+    left_out: list[str] = field(default_factory=list)
 
 
 def _from_bytes(body: bytes, where: str, url: str | None, media: str) -> UserExample:
@@ -123,15 +131,21 @@ def new_topic(
     good: Sequence[UserExample],
     bad: Sequence[UserExample] = (),
     replace: bool = False,
+    keep_background: bool = False,
 ) -> NewTopic:
     """Load the background with the topic, mark it good and train, with the relevance
-    calibrated on the examples (``focuscrawl.classifier.calibration``): one new taxonomy."""
+    calibrated on the examples (``focuscrawl.classifier.calibration``): one new taxonomy.
+    A background category most good examples fall in is the topic's own and is left out
+    (``own_categories``), unless ``keep_background``."""
     from focuscrawl.classifier.store import train_model
 
-    data = topic_import(load_background(), name, good, bad)
+    background = load_background()
+    left_out = [] if keep_background else own_categories(background, good)
+    data = topic_import(background, name, good, bad, leave_out=left_out)
     store_import(engine, data, replace=replace)
     category = f"{ROOT}.{name}"
     set_good(engine, [category], True)
     model_id, model = train_model(engine, calibrate=True)
     held = 0 if model.calibration is None else len(model.calibration.held)
-    return NewTopic(category, len(good), len(bad), model_id, suggested_seeds(good), held)
+    seeds = suggested_seeds(good)
+    return NewTopic(category, len(good), len(bad), model_id, seeds, held, left_out)

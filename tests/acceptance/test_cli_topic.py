@@ -94,3 +94,28 @@ def test_a_topic_from_examples_then_a_focused_crawl(
     # a calibrated R needs the pages' lengths: not rescored in SQL, retrained instead
     rescored = cli("classify", "rescore", env=env)
     assert rescored.returncode == 2 and "classify train --rescore" in rescored.stderr
+
+
+def test_the_backgrounds_own_category_of_the_topic_is_left_out(
+    cli, db_url: str, engine: sa.Engine, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    env = {"FOCUSCRAWL_DATABASE_URL": db_url}
+    examples = tmp_path / "storms"
+    examples.mkdir()
+    for n, (title, text) in enumerate(load_background()["Geography.Storms"][:5]):
+        (examples / f"{n}.txt").write_text(f"{title}\n{text}")
+
+    def storms_nodes() -> int:
+        with engine.connect() as c:
+            sql = "SELECT count(*) FROM taxonomy WHERE kcname = 'Storms'"
+            return int(c.exec_driver_sql(sql).scalar_one())
+
+    made = cli("topic", "new", "weather", "--good", str(examples), env=env)
+    assert made.returncode == 0, made.stderr
+    assert "left out the background's Geography.Storms" in made.stdout
+    assert storms_nodes() == 0
+    kept = cli("topic", "new", "weather", "--good", str(examples), "--replace",
+               "--keep-background", env=env)  # fmt: skip
+    assert kept.returncode == 0, kept.stderr
+    assert "left out the background" not in kept.stdout
+    assert storms_nodes() == 1
