@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.crawler.parse import OutLink, parse_html
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.topics.taxonomy import tree_from_paths
@@ -125,9 +126,6 @@ def own_categories(background: Background, good: Sequence[UserExample]) -> list[
     such a category splits the topic's pages with it: ten Wikispeedia physics pages as a
     topic, with Science.Physics in the background, had 49 of the 191 physics pages a
     crawl fetched classed in it, below R 0.5."""
-    # imported here: the classifier package imports the topics (its trainer, this module)
-    from focuscrawl.classifier.model import HierarchicalModel
-
     categories = [c for c in background if background[c]]
     if not good or len(categories) < 2:
         return []
