@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.classifier.model import HierarchicalModel
+from focuscrawl.classifier.tokens import document_text
 from focuscrawl.crawler.parse import OutLink, parse_html
 from focuscrawl.errors import TaxonomyError
-from focuscrawl.topics.taxonomy import tree_from_paths
+from focuscrawl.topics.taxonomy import Tree, tree_from_paths
 from focuscrawl.topics.taxonomy_import import (
     Example,
     TaxonomyImport,
@@ -130,20 +131,24 @@ def own_categories(background: Background, good: Sequence[UserExample]) -> list[
     if not good or len(categories) < 2:
         return []
     tree = tree_from_paths([f"{ROOT}.{c}" for c in categories])
-    documents: list[str] = []
-    labels: list[list[int]] = []
-    for category in categories:
-        kcid = tree.find(f"{ROOT}.{category}")
-        for title, text in background[category]:
-            documents.append(f"{title}\n{text}")  # as training_examples joins them
-            labels.append([kcid])
-    model = HierarchicalModel.train(tree, documents, labels)
-    leaves = model.score([f"{title}\n{text}" for title, text, _, _ in good]).best_leaf()
+    excerpts = _excerpts(background, categories, tree)
+    documents = [document_text(e.title, e.text) for e in excerpts]
+    model = HierarchicalModel.train(tree, documents, [[e.kcid] for e in excerpts])
+    leaves = model.score([document_text(title, text) for title, text, _, _ in good]).best_leaf()
     counts = Counter(int(k) for k in leaves)
     prefix = len(ROOT) + 1
     return sorted(
         tree.path(kcid)[prefix:] for kcid, count in counts.items() if count >= OWN_SHARE * len(good)
     )
+
+
+def _excerpts(background: Background, categories: Iterable[str], tree: Tree) -> list[Example]:
+    """The background's excerpts of ``categories``, as examples of their nodes in ``tree``."""
+    examples: list[Example] = []
+    for category in categories:
+        kcid = tree.find(f"{ROOT}.{category}")
+        examples += [Example(kcid, None, title, text) for title, text in background[category]]
+    return examples
 
 
 def topic_import(
@@ -170,10 +175,7 @@ def topic_import(
     if bad:
         paths.append(f"{ROOT}.{name}_not")
     tree = tree_from_paths(paths)
-    examples: list[Example] = []
-    for category in categories:
-        kcid = tree.find(f"{ROOT}.{category}")
-        examples += [Example(kcid, None, title, text) for title, text in background[category]]
+    examples = _excerpts(background, categories, tree)
     for path, given in ((f"{ROOT}.{name}", good), (f"{ROOT}.{name}_not", bad)):
         if given:
             kcid = tree.find(path)
