@@ -39,3 +39,14 @@ WHERE d.oid = t.oid;
 
 -- fetched_count --
 SELECT count(*) AS fetched FROM doc WHERE state = 2;
+
+-- lock_evaluation --
+-- One evaluation (or demo) at a time makes the databases %(prefix)s_* on a server: a second
+-- would drop the first one's crawl databases under it (DROP DATABASE ... WITH (FORCE)).
+-- A session lock, held while the evaluation runs (unlock_evaluation, or the end of its
+-- connection, gives it back).
+SELECT pg_try_advisory_lock(hashtext('focuscrawl.evaluation ' || %(prefix)s)) AS locked;
+
+-- unlock_evaluation --
+-- Gives back the lock lock_evaluation took.
+SELECT pg_advisory_unlock(hashtext('focuscrawl.evaluation ' || %(prefix)s)) AS unlocked;

@@ -14,7 +14,8 @@ from __future__ import annotations
 import random
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,10 @@ from sqlalchemy.engine import Engine
 from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.crawler.config import BACKLOG_SHARE
 from focuscrawl.crawler.parse import parse_html
+from focuscrawl.db.database import execute
 from focuscrawl.db.migrate import drop_database, sibling_database
-from focuscrawl.errors import CorpusError
+from focuscrawl.db.queries import queries
+from focuscrawl.errors import CorpusError, DatabaseError
 from focuscrawl.evaluation.metrics import (
     cumulative_share,
     first_distinct,
@@ -146,14 +149,44 @@ def evaluate(
     """Run the crawls, measure them against the truth; the JSON-ready result.
 
     Each crawl's database stays afterwards: ``"databases"`` in the result names them.
+    One evaluation at a time makes a prefix's databases (``DatabaseError`` for another).
     """
+    prefix = options.database_prefix or f"{engine.url.database}_eval"
+    with _only_evaluation(engine, prefix):
+        return _evaluate(engine, corpus, proxy, options, prefix, progress)
+
+
+@contextmanager
+def _only_evaluation(engine: Engine, prefix: str) -> Iterator[None]:
+    """Holds the server's lock on the databases ``prefix``_* while the block runs; raises
+    DatabaseError, touching nothing, when another evaluation or demo holds it."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        params = {"prefix": prefix}
+        if not execute(connection, queries["lock_evaluation"], params).scalar_one():
+            raise DatabaseError(
+                f"another focuscrawl eval or demo is crawling in the databases {prefix}_* "
+                "on this server; wait for it to end, or give this one another --database"
+            )
+        try:
+            yield
+        finally:
+            execute(connection, queries["unlock_evaluation"], params)
+
+
+def _evaluate(
+    engine: Engine,
+    corpus: Path,
+    proxy: str,
+    options: EvalOptions,
+    prefix: str,
+    progress: Progress,
+) -> dict[str, Any]:
     started = time.perf_counter()
     progress("reading the ground truth", 0, 0)
     truth = load_truth(corpus)
     progress(f"building the taxonomy from a {options.train_fraction:.0%} sample", 0, 0)
     data = from_corpus(corpus, options.train_fraction, seed=options.seed)
     graph = link_graph(corpus) if options.seed_distance else {}
-    prefix = options.database_prefix or f"{engine.url.database}_eval"
     model: HierarchicalModel | None = None
     results: list[dict[str, Any]] = []
     databases: dict[str, str] = {}
