@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.classifier.model import HierarchicalModel
-from focuscrawl.classifier.tokens import document_text
+from focuscrawl.classifier.tokens import count_terms, document_text
 from focuscrawl.crawler.parse import OutLink, parse_html
 from focuscrawl.errors import TaxonomyError
 from focuscrawl.topics.taxonomy import Tree, tree_from_paths
@@ -56,6 +56,9 @@ _NAME = re.compile(r"[A-Za-z0-9_-]{1,60}\Z")
 #: a background category is the topic's own when a classifier of the background alone
 #: puts at least this share of the good examples in it
 OWN_SHARE = 0.5
+#: a term is distinctive of the examples when they use it this many times as often as the
+#: background's text does (``_distinctive``)
+DISTINCT_RATIO = 2.0
 
 #: (title, text, out-links, URL or None) of a user's example
 UserExample = tuple[str, str, tuple[OutLink, ...], str | None]
@@ -123,23 +126,53 @@ def save_background(background: Background, path: Path, source: str) -> None:
 
 def own_categories(background: Background, good: Sequence[UserExample]) -> list[str]:
     """The background categories that are the topic itself: those a classifier trained
-    on the background alone puts at least ``OWN_SHARE`` of the good examples in. Kept,
-    such a category splits the topic's pages with it: ten Wikispeedia physics pages as a
-    topic, with Science.Physics in the background, had 49 of the 191 physics pages a
-    crawl fetched classed in it, below R 0.5."""
+    on the background alone puts at least ``OWN_SHARE`` of the good examples in, each
+    example read by its distinctive words (``_distinctive``). Kept, such a category
+    splits the topic's pages with it: ten Wikispeedia physics pages as a topic, with
+    Science.Physics in the background, had 49 of the 191 physics pages a crawl fetched
+    classed in it, below R 0.5. Read whole, pages of a web unlike the background's fall
+    where general text falls (a generated web's physics pages, mostly words of no topic,
+    in History.North_American_History), and the topic's own category stays."""
     categories = [c for c in background if background[c]]
     if not good or len(categories) < 2:
         return []
     tree = tree_from_paths([f"{ROOT}.{c}" for c in categories])
     excerpts = _excerpts(background, categories, tree)
     documents = [document_text(e.title, e.text) for e in excerpts]
-    model = HierarchicalModel.train(tree, documents, [[e.kcid] for e in excerpts])
-    leaves = model.score([document_text(title, text) for title, text, _, _ in good]).best_leaf()
-    counts = Counter(int(k) for k in leaves)
+    counted = count_terms(documents)
+    model = HierarchicalModel.train(tree, documents, [[e.kcid] for e in excerpts], counted=counted)
+    examples = count_terms(document_text(title, text) for title, text, _, _ in good)
+    # an example with no distinctive term has no say (scored, it would fall in the
+    # category of the largest prior)
+    read = [terms for terms in _distinctive(examples, counted) if terms]
+    counts = Counter(int(k) for k in model.score_terms(read).best_leaf()) if read else Counter()
     prefix = len(ROOT) + 1
     return sorted(
         tree.path(kcid)[prefix:] for kcid, count in counts.items() if count >= OWN_SHARE * len(good)
     )
+
+
+def _distinctive(
+    examples: Sequence[Counter[str]], general: Sequence[Counter[str]]
+) -> list[Counter[str]]:
+    """Each example's terms that the examples together use twice or more, and at least
+    ``DISTINCT_RATIO`` times as often as the ``general`` texts do (both shares smoothed
+    by half a count a term): what sets the examples apart from general text, which is
+    what their topic is about."""
+    pooled: Counter[str] = Counter()
+    for terms in examples:
+        pooled.update(terms)
+    background: Counter[str] = Counter()
+    for terms in general:
+        background.update(terms)
+    vocabulary = len(pooled.keys() | background.keys())
+    mass = sum(pooled.values()) + vocabulary / 2, sum(background.values()) + vocabulary / 2
+    kept = {
+        term
+        for term, n in pooled.items()
+        if n >= 2 and (n + 0.5) / mass[0] >= DISTINCT_RATIO * (background[term] + 0.5) / mass[1]
+    }
+    return [Counter({t: n for t, n in terms.items() if t in kept}) for terms in examples]
 
 
 def _excerpts(background: Background, categories: Iterable[str], tree: Tree) -> list[Example]:

@@ -3,6 +3,8 @@ taxonomy (``own_categories``): kept, it splits the topic's pages with the topic.
 
 from __future__ import annotations
 
+import random
+
 from focuscrawl.topics.background import load_background, own_categories, topic_import
 
 
@@ -26,3 +28,25 @@ def test_examples_of_many_categories_leave_nothing_out() -> None:
     rest = {c: items[1:] for c, items in background.items()}
     assert own_categories(rest, examples) == []
     assert own_categories(rest, []) == []
+    # examples with no words of their own have no say (not the largest category's)
+    assert own_categories(rest, [("", "", (), None)] * 10) == []
+
+
+def test_examples_of_general_words_fall_in_their_topic_not_where_general_text_falls() -> None:
+    """Pages of a web unlike the background's: each nine tenths words of no topic (drawn
+    from the background's whole text) and a tenth its topic's (the start of a held-out
+    physics excerpt), as the generated sparse web's pages are. Read whole, they fall where
+    general text falls, scattered (at most two in one category); by the words that set
+    them apart, in physics."""
+    background = load_background()
+    physics = background["Science.Physics"]
+    held_out = {**background, "Science.Physics": physics[10:]}
+    general = [w for items in held_out.values() for _, text in items for w in text.split()]
+    rng = random.Random(1)
+    examples = []
+    for title, text in physics[:10]:
+        topical = text.split()[:80]
+        words = rng.sample(general, 760) + topical
+        rng.shuffle(words)
+        examples.append((title, " ".join(words), (), None))
+    assert own_categories(held_out, examples) == ["Science.Physics"]
