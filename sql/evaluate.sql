@@ -41,7 +41,7 @@ WHERE d.oid = t.oid;
 SELECT count(*) AS fetched FROM doc WHERE state = 2;
 
 -- lock_evaluation --
--- One evaluation (or demo) at a time makes the databases %(prefix)s_* on a server: a second
+-- One evaluation (or demo) at a time makes the databases <prefix>_* on a server: a second
 -- would drop the first one's crawl databases under it (DROP DATABASE ... WITH (FORCE)).
 -- A session lock, held while the evaluation runs (unlock_evaluation, or the end of its
 -- connection, gives it back).

@@ -15,12 +15,13 @@ import random
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 
 from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.crawler.config import BACKLOG_SHARE
@@ -170,7 +171,8 @@ def _only_evaluation(engine: Engine, prefix: str) -> Iterator[None]:
         try:
             yield
         finally:
-            execute(connection, queries["unlock_evaluation"], params)
+            with suppress(DBAPIError):  # a connection lost with the server let it go
+                execute(connection, queries["unlock_evaluation"], params)
 
 
 def _evaluate(
