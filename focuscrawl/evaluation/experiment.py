@@ -52,10 +52,10 @@ from focuscrawl.evaluation.truth import GroundTruth, link_graph, load_truth
 from focuscrawl.topics.background import (
     MIN_PAGES,
     ROOT,
+    BackgroundReader,
     UserExample,
     build_background,
     load_background,
-    own_categories,
     topic_import,
 )
 from focuscrawl.topics.taxonomy_import import from_corpus, web_links
@@ -190,6 +190,7 @@ def _evaluate(
     data = from_corpus(corpus, options.train_fraction, seed=options.seed)
     graph = link_graph(corpus) if options.seed_distance else {}
     model: HierarchicalModel | None = None
+    reader: BackgroundReader | None = None  # --background shipped: trained once a sweep
     results: list[dict[str, Any]] = []
     databases: dict[str, str] = {}
     for topic in options.topics:
@@ -206,7 +207,9 @@ def _evaluate(
         else:  # the topic from its seeds, in a background built without its pages
             progress(f"{topic}: a background without the topic's pages", 0, 0)
             if options.background == "shipped":  # as topic new on a web of the user's
-                background = load_background()
+                if reader is None:
+                    reader = BackgroundReader(load_background())
+                background = reader.background
             else:
                 background = build_background(corpus, exclude=relevant)
             if len(background) < 2:
@@ -229,8 +232,8 @@ def _evaluate(
                 target = sibling_database(engine, template)
                 try:
                     examples = _examples_of(corpus, pages_of_topic)
-                    if options.background == "shipped":  # found from the examples, as
-                        left_out = own_categories(background, examples)  # topic new does
+                    if reader is not None:  # --background shipped: found from the
+                        left_out = reader.own_categories(examples)  # examples, as topic new
                         said = ", ".join(left_out) or "nothing"
                         progress(f"{topic}: left out of the background: {said}", 0, 0)
                     else:  # the topic's own category, if the corpus had one

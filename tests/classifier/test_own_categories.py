@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import random
 
-from focuscrawl.topics.background import load_background, own_categories, topic_import
+from focuscrawl.topics.background import (
+    BackgroundReader,
+    load_background,
+    own_categories,
+    topic_import,
+)
 
 
 def test_the_category_most_examples_fall_in_is_the_topics_own() -> None:
@@ -50,3 +55,21 @@ def test_examples_of_general_words_fall_in_their_topic_not_where_general_text_fa
         rng.shuffle(words)
         examples.append((title, " ".join(words), (), None))
     assert own_categories(held_out, examples) == ["Science.Physics"]
+
+
+def test_one_reader_of_the_background_serves_topic_after_topic() -> None:
+    """An evaluation trains the background's classifier once a sweep: read with it, each
+    topic's examples find their own category, as a reader of their own would."""
+    background = load_background()
+    held = {name: items[10:] for name, items in background.items()}
+    reader = BackgroundReader(held)
+    for category in ("Science.Physics", "Geography.Storms", "People.USA_Presidents"):
+        examples = [(title, text, (), None) for title, text in background[category][:10]]
+        assert reader.own_categories(examples) == own_categories(held, examples) == [category]
+    assert reader.own_categories([]) == []
+    assert (
+        BackgroundReader({"Science.Physics": held["Science.Physics"]}).own_categories(
+            [(*background["Science.Physics"][0], (), None)]
+        )
+        == []
+    )
