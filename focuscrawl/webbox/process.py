@@ -3,6 +3,7 @@ in the background for a user (``webbox serve --background``, ``webbox stop``).""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ __all__ = ["background_server", "start_background", "start_server_process", "sto
 
 PID_FILE = "webbox.pid"
 LOG_FILE = "webbox.log"
+PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 def _serve_command(home: Path, corpus: str, *options: str) -> list[str]:
@@ -31,6 +33,20 @@ def _proxy_of(ready: str) -> str:
     return ready.split(" on ", 1)[1].split(" ", 1)[0]
 
 
+def _die_with_parent(then: Callable[[], None] | None) -> Callable[[], None]:
+    """What a child runs before it executes the server: on Linux, ask for SIGTERM when the
+    thread that started it ends (an evaluation killed, not stopped, left its
+    web-in-a-box serving), then ``then``."""
+
+    def prepare() -> None:
+        if sys.platform.startswith("linux"):
+            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if then is not None:
+            then()
+
+    return prepare
+
+
 def start_server_process(
     home: Path,
     corpus: str,
@@ -40,7 +56,7 @@ def start_server_process(
     """Start a web-in-a-box on a free loopback port; return the process and its proxy URL.
 
     Stop it with ``terminate()`` (SIGTERM) and read its remaining output with
-    ``communicate()``.
+    ``communicate()``. It stops by itself when the thread that started it ends.
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
     process = subprocess.Popen(
@@ -49,7 +65,7 @@ def start_server_process(
         stderr=subprocess.PIPE,
         text=True,
         env=env,
-        preexec_fn=preexec_fn,
+        preexec_fn=_die_with_parent(preexec_fn),
     )
     assert process.stdout is not None
     first = process.stdout.readline()

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import httpx
 
+from focuscrawl.pids import alive
 from focuscrawl.webbox.process import start_server_process
+from tests.classifier.topics import write_corpus
 
 
 def test_urls_sample_of_a_category_is_served(cli, wikispeedia_home: Path) -> None:  # type: ignore[no-untyped-def]
@@ -74,3 +79,44 @@ def test_serve_refuses_a_non_loopback_address(cli, wikispeedia_home: Path) -> No
         "webbox", "serve", "--address", "0.0.0.0", env={"FOCUSCRAWL_HOME": str(wikispeedia_home)}
     )
     assert result.returncode == 2 and "loopback only" in result.stderr
+
+
+def test_a_web_in_a_box_stops_when_the_process_that_started_it_is_killed(
+    tmp_path: Path,
+) -> None:
+    """An evaluation killed (SIGKILL, not stopped) used to leave its web-in-a-box serving."""
+    corpus = write_corpus(tmp_path / "web")
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from pathlib import Path\n"
+            "from focuscrawl.webbox.process import start_server_process\n"
+            "server, _ = start_server_process(Path(sys.argv[1]), sys.argv[2], '--no-faults')\n"
+            "print(server.pid, flush=True)\n"
+            "time.sleep(120)\n",
+            str(tmp_path / "home"),
+            str(corpus),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert parent.stdout is not None
+    with parent, parent.stdout:
+        server = int(parent.stdout.readline())
+        assert alive(server)
+        parent.kill()
+    deadline = time.monotonic() + 10
+    while _serving(server) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _serving(server), "the web-in-a-box outlived the process that started it"
+
+
+def _serving(pid: int) -> bool:
+    """Alive and not a zombie waiting for a parent that does not reap it."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return alive(pid)
+    return state != "Z"
