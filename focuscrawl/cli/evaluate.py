@@ -11,7 +11,7 @@ import typer
 from focuscrawl.cli.common import engine_from, settings_from
 from focuscrawl.cli.progress import ProgressLine
 from focuscrawl.crawler.config import BACKLOG_SHARE
-from focuscrawl.errors import ConfigError
+from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.web.corpus import corpus_dir
 from focuscrawl.webbox.process import start_server_process
@@ -152,8 +152,13 @@ def run_evaluation(
     settings = settings_from(ctx)
     directory = corpus_dir(corpus, settings.home_path)
     truth = load_truth(directory)
-    for topic in options.topics:  # a mistyped topic fails now, not after a minute
-        truth.relevant(topic)
+    for topic in options.topics:  # a mistyped or small topic fails now, not mid-sweep
+        pages = len(truth.relevant(topic))
+        if pages < options.seeds:
+            raise CorpusError(
+                f"{topic} has {pages} relevant pages, fewer than --seeds {options.seeds}: "
+                f"give fewer seeds, or a sweep --min-pages {options.seeds} or more"
+            )
     engine = engine_from(ctx)
     server, proxy = start_server_process(settings.home_path, str(directory), "--no-faults")
     try:

@@ -189,6 +189,9 @@ def _evaluate(
     progress(f"building the taxonomy from a {options.train_fraction:.0%} sample", 0, 0)
     data = from_corpus(corpus, options.train_fraction, seed=options.seed)
     graph = link_graph(corpus) if options.seed_distance else {}
+    if options.seed_distance:  # a topic with too few pages that far fails now, not mid-sweep
+        for topic in options.topics:
+            truth.distant_seeds(topic, options.seeds, options.seed, options.seed_distance, graph)
     model: HierarchicalModel | None = None
     reader: BackgroundReader | None = None  # --background shipped: trained once a sweep
     results: list[dict[str, Any]] = []

@@ -269,3 +269,22 @@ def test_a_topic_from_examples_needs_a_background_and_distant_seeds_are_not_rele
         assert result["topics"][0]["strategies"]["soft"]["attempts"] == 20
     finally:
         _drop_siblings(db_url)
+
+
+def test_a_sweep_of_topics_smaller_than_its_seeds_stops_before_it_crawls(
+    cli, db_url: str, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """It used to crawl every larger topic first (six minutes of Wikispeedia at
+    --min-pages 5) and then fail at the first one too small, writing nothing."""
+    made = cli("webbox", "generate", "--pages", "300", "--hosts", "10", "--name", "tiny")
+    assert made.returncode == 0, made.stderr
+    corpus = tmp_path / "home" / "corpora" / "tiny"
+    done = cli("eval", "--corpus", str(corpus), "--sweep", "--min-pages", "1", "--seeds", "10",
+               env={"FOCUSCRAWL_DATABASE_URL": db_url})  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "--min-pages 10 or more" in done.stderr
+    assert "preparing" not in done.stdout + done.stderr
+    far = cli("eval", "--corpus", str(corpus), "--sweep", "--min-pages", "10", "--seeds", "1",
+              "--seed-distance", "40", env={"FOCUSCRAWL_DATABASE_URL": db_url})  # fmt: skip
+    assert far.returncode == 2 and "40 links from its nearest page" in far.stderr, far.stderr
+    assert "preparing" not in far.stdout + far.stderr
