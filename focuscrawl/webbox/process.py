@@ -36,11 +36,13 @@ def _proxy_of(ready: str) -> str:
 def _die_with_parent(then: Callable[[], None] | None) -> Callable[[], None]:
     """What a child runs before it executes the server: on Linux, ask for SIGTERM when the
     thread that started it ends (an evaluation killed, not stopped, left its
-    web-in-a-box serving), then ``then``."""
+    web-in-a-box serving), then ``then``. prctl is looked up here, in the parent: between
+    fork and exec the child only calls it."""
+    prctl = ctypes.CDLL(None).prctl if sys.platform.startswith("linux") else None
 
     def prepare() -> None:
-        if sys.platform.startswith("linux"):
-            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
         if then is not None:
             then()
 
