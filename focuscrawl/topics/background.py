@@ -133,31 +133,38 @@ class BackgroundReader:
     def __init__(self, background: Background) -> None:
         self.background = background
         categories = [c for c in background if background[c]]
-        self.usable = len(categories) >= 2
-        if not self.usable:
+        #: the background's tree and its classifier; None when it has fewer than two
+        #: categories (nothing to tell apart)
+        self.reading: tuple[Tree, HierarchicalModel] | None = None
+        self.general: Counter[str] = Counter()  # the excerpts' terms, pooled
+        if len(categories) < 2:
             return
-        self.tree = tree_from_paths([f"{ROOT}.{c}" for c in categories])
-        excerpts = _excerpts(background, categories, self.tree)
+        tree = tree_from_paths([f"{ROOT}.{c}" for c in categories])
+        excerpts = _excerpts(background, categories, tree)
         documents = [document_text(e.title, e.text) for e in excerpts]
-        self.counted = count_terms(documents)
-        self.model = HierarchicalModel.train(
-            self.tree, documents, [[e.kcid] for e in excerpts], counted=self.counted
+        counted = count_terms(documents)
+        for terms in counted:
+            self.general.update(terms)
+        model = HierarchicalModel.train(
+            tree, documents, [[e.kcid] for e in excerpts], counted=counted
         )
+        self.reading = tree, model
 
     def own_categories(self, good: Sequence[UserExample]) -> list[str]:
         """See ``own_categories``."""
-        if not good or not self.usable:
+        if not good or self.reading is None:
             return []
+        tree, model = self.reading
         examples = count_terms(document_text(title, text) for title, text, _, _ in good)
         # an example with no distinctive term has no say (scored, it would fall in the
         # category of the largest prior)
-        read = [terms for terms in _distinctive(examples, self.counted) if terms]
+        read = [terms for terms in _distinctive(examples, self.general) if terms]
         if not read:
             return []
-        counts = Counter(int(k) for k in self.model.score_terms(read).best_leaf())
+        counts = Counter(int(k) for k in model.score_terms(read).best_leaf())
         prefix = len(ROOT) + 1
         return sorted(
-            self.tree.path(kcid)[prefix:]
+            tree.path(kcid)[prefix:]
             for kcid, count in counts.items()
             if count >= OWN_SHARE * len(good)
         )
@@ -176,19 +183,14 @@ def own_categories(background: Background, good: Sequence[UserExample]) -> list[
     return BackgroundReader(background).own_categories(good) if good else []
 
 
-def _distinctive(
-    examples: Sequence[Counter[str]], general: Sequence[Counter[str]]
-) -> list[Counter[str]]:
+def _distinctive(examples: Sequence[Counter[str]], background: Counter[str]) -> list[Counter[str]]:
     """Each example's terms that the examples together use twice or more, and at least
-    ``DISTINCT_RATIO`` times as often as the ``general`` texts do (both shares smoothed
-    by half a count a term): what sets the examples apart from general text, which is
-    what their topic is about."""
+    ``DISTINCT_RATIO`` times as often as general text does (``background``: its terms,
+    pooled; both shares smoothed by half a count a term): what sets the examples apart
+    from general text, which is what their topic is about."""
     pooled: Counter[str] = Counter()
     for terms in examples:
         pooled.update(terms)
-    background: Counter[str] = Counter()
-    for terms in general:
-        background.update(terms)
     vocabulary = len(pooled.keys() | background.keys())
     mass = sum(pooled.values()) + vocabulary / 2, sum(background.values()) + vocabulary / 2
     kept = {
