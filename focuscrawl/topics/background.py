@@ -10,8 +10,11 @@ Documentation License; cite West & Leskovec, WWW 2012, and West, Pineau & Precup
 IJCAI 2009.
 
 ``topic_import`` makes a taxonomy of it: the background's categories under the root
-``web``, the user's topic as ``web.<NAME>`` with the good examples, and, when bad
-examples are given, ``web.<NAME>_not`` with them.
+``web``; ``web.General_text``, one leaf pooling the first excerpt of each category, text
+of no subject in particular (a page of a web unlike the encyclopaedia, mostly words of
+no topic, falls there, not in the user's topic, whose ten examples would otherwise be
+the only text of that web the classifier knows); the user's topic as ``web.<NAME>`` with
+the good examples, and, when bad examples are given, ``web.<NAME>_not`` with them.
 """
 
 from __future__ import annotations
@@ -60,6 +63,9 @@ OWN_SHARE = 0.5
 #: a term is distinctive of the examples when they use it this many times as often as the
 #: background's text does (``_distinctive``)
 DISTINCT_RATIO = 2.0
+
+#: the background's leaf of general text: the first excerpt of each category, pooled
+GENERAL = "General_text"
 
 #: (title, text, out-links, URL or None) of a user's example
 UserExample = tuple[str, str, tuple[OutLink, ...], str | None]
@@ -230,11 +236,15 @@ def topic_import(
     clash = [c for c in categories if c.split(".")[0] in (name, f"{name}_not")]
     if clash:
         raise TaxonomyError(f"topic name {name!r} is a background category; choose another")
-    paths = [f"{ROOT}.{c}" for c in categories] + [f"{ROOT}.{name}"]
+    if GENERAL in (name, f"{name}_not"):
+        raise TaxonomyError(f"topic name {name!r} is the background's own; choose another")
+    paths = [f"{ROOT}.{c}" for c in categories] + [f"{ROOT}.{GENERAL}", f"{ROOT}.{name}"]
     if bad:
         paths.append(f"{ROOT}.{name}_not")
     tree = tree_from_paths(paths)
     examples = _excerpts(background, categories, tree)
+    general = tree.find(f"{ROOT}.{GENERAL}")
+    examples += [Example(general, None, t, x) for c in categories for t, x in background[c][:1]]
     for path, given in ((f"{ROOT}.{name}", good), (f"{ROOT}.{name}_not", bad)):
         if given:
             kcid = tree.find(path)
