@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -140,13 +142,22 @@ def summary_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _write_json(target: Path, result: dict[str, Any]) -> None:
+    """``result`` as ``target``, whole or not at all (written beside it, then renamed)."""
+    written = target.with_name(target.name + ".part")
+    written.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    os.replace(written, target)
+
+
 def run_evaluation(
     ctx: typer.Context,
     corpus: str,
     options: Any,
     progress: ProgressLine,
+    checkpoint: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Serve ``corpus`` from a web-in-a-box child process and evaluate against it."""
+    """Serve ``corpus`` from a web-in-a-box child process and evaluate against it
+    (``checkpoint``: given the result so far after each topic)."""
     from focuscrawl.evaluation import evaluate, load_truth
 
     settings = settings_from(ctx)
@@ -162,7 +173,7 @@ def run_evaluation(
     engine = engine_from(ctx)
     server, proxy = start_server_process(settings.home_path, str(directory), "--no-faults")
     try:
-        return evaluate(engine, directory, proxy, options, progress)
+        return evaluate(engine, directory, proxy, options, progress, checkpoint)
     finally:
         progress.close()
         server.terminate()
@@ -288,7 +299,8 @@ def eval_command(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="JSON file to write (default FOCUSCRAWL_HOME/reports/eval.json).",
+            help="JSON file to write (default FOCUSCRAWL_HOME/reports/eval.json); "
+            'written after each topic too, with "partial": true until the evaluation ends.',
             show_default=False,
         ),
     ] = None,
@@ -343,13 +355,17 @@ def eval_command(
         background=background,
         seed_distance=seed_distance,
     )
-    result = run_evaluation(ctx, corpus, options, ProgressLine(quiet=quiet))
     target = out or settings_from(ctx).home_path / "reports" / "eval.json"
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
+    def so_far(result: dict[str, Any]) -> None:  # kept if the evaluation stops part-way
+        _write_json(target, {**result, "partial": True})
+
+    result = run_evaluation(ctx, corpus, options, ProgressLine(quiet=quiet), so_far)
+    _write_json(target, result)
     typer.echo(sweep_table(result) if sweep else summary_table(result))
     if sweep:  # the summary sweep_table adds
-        target.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        _write_json(target, result)
     for topic_result in result["topics"]:
         if topic_result.get("robustness"):
             r = topic_result["robustness"]

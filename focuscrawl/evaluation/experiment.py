@@ -70,6 +70,8 @@ __all__ = [
 
 #: (what is happening, pages done, pages in all); pages 0 of 0 for steps without a count
 Progress = Callable[[str, int, int], None]
+#: given the result so far (the topics measured) after each topic of an evaluation
+Checkpoint = Callable[[dict[str, Any]], None]
 
 
 @dataclass(frozen=True)
@@ -146,15 +148,18 @@ def evaluate(
     proxy: str,
     options: EvalOptions,
     progress: Progress = _quiet,
+    checkpoint: Checkpoint | None = None,
 ) -> dict[str, Any]:
     """Run the crawls, measure them against the truth; the JSON-ready result.
 
     Each crawl's database stays afterwards: ``"databases"`` in the result names them.
     One evaluation at a time makes a prefix's databases (``DatabaseError`` for another).
+    ``checkpoint`` is given the result so far after each topic, so that an evaluation
+    stopped or failing part-way loses only the topic it was crawling.
     """
     prefix = options.database_prefix or f"{engine.url.database}_eval"
     with _only_evaluation(engine, prefix):
-        return _evaluate(engine, corpus, proxy, options, prefix, progress)
+        return _evaluate(engine, corpus, proxy, options, prefix, progress, checkpoint)
 
 
 @contextmanager
@@ -182,6 +187,7 @@ def _evaluate(
     options: EvalOptions,
     prefix: str,
     progress: Progress,
+    checkpoint: Checkpoint | None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     progress("reading the ground truth", 0, 0)
@@ -265,6 +271,19 @@ def _evaluate(
             )
         drop_database(engine, template)
         results.append(result)
+        if checkpoint is not None:
+            checkpoint(_result(corpus, options, results, databases, started))
+    return _result(corpus, options, results, databases, started)
+
+
+def _result(
+    corpus: Path,
+    options: EvalOptions,
+    topics: list[dict[str, Any]],
+    databases: dict[str, str],
+    started: float,
+) -> dict[str, Any]:
+    """The evaluation's JSON-ready result, of the topics measured so far."""
     return {
         "corpus": str(corpus),
         "seed": options.seed,
@@ -272,8 +291,8 @@ def _evaluate(
         "seeds_per_topic": options.seeds,
         "taxonomy": options.taxonomy,
         "background": options.background if options.taxonomy == "examples" else None,
-        "topics": results,
-        "databases": databases,
+        "topics": list(topics),
+        "databases": dict(databases),
         "seconds": round(time.perf_counter() - started, 1),
     }
 

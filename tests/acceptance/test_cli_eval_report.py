@@ -4,6 +4,11 @@ hand-made topic web (its ground truth is truth/labels.tsv)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +16,7 @@ import psycopg2
 from psycopg2 import sql
 from sqlalchemy.engine import make_url
 
+from focuscrawl.evaluation.truth import load_truth, sweep_topics
 from tests.classifier.topics import write_corpus
 
 TOPIC = "topics.sports.cycling"
@@ -288,3 +294,41 @@ def test_a_sweep_of_topics_smaller_than_its_seeds_stops_before_it_crawls(
               "--seed-distance", "40", env={"FOCUSCRAWL_DATABASE_URL": db_url})  # fmt: skip
     assert far.returncode == 2 and "40 links from its nearest page" in far.stderr, far.stderr
     assert "preparing" not in far.stdout + far.stderr
+
+
+def test_a_sweep_stopped_part_way_keeps_the_topics_it_measured(
+    cli, db_url: str, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A sweep stopped after some topics (Ctrl-C here; a failure alike) used to write
+    nothing: --out is written after each topic, marked partial until the sweep ends."""
+    made = cli("webbox", "generate", "--pages", "600", "--hosts", "10", "--name", "small")
+    assert made.returncode == 0, made.stderr
+    corpus = tmp_path / "home" / "corpora" / "small"
+    topics = sweep_topics(load_truth(corpus), 10)
+    assert len(topics) >= 3
+    out = tmp_path / "sweep.json"
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
+    environment |= {"FOCUSCRAWL_HOME": str(tmp_path / "home"), "FOCUSCRAWL_DATABASE_URL": db_url}
+    sweep = subprocess.Popen(
+        [sys.executable, "-m", "focuscrawl", "eval", "--corpus", str(corpus), "--sweep",
+         "--min-pages", "10", "--seeds", "3", "--samples", "1", "--strategies", "bfs",
+         "--out", str(out), "--quiet"],
+        env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not out.exists() and sweep.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert sweep.poll() is None, sweep.communicate()
+        sweep.send_signal(signal.SIGINT)
+        sweep.communicate(timeout=120)
+    finally:
+        sweep.kill()
+        _drop_siblings(db_url)
+    assert sweep.returncode != 0
+    kept = json.loads(out.read_text())
+    assert kept["partial"] is True
+    assert 1 <= len(kept["topics"]) < len(topics)
+    assert [t["topic"] for t in kept["topics"]] == topics[: len(kept["topics"])]
+    assert kept["topics"][0]["strategies"]["bfs"]["fetched"] > 0
+    assert not list(tmp_path.glob("*.part"))
