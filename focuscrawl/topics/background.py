@@ -233,11 +233,9 @@ def topic_import(
         raise TaxonomyError("a topic needs at least one good example (--good)")
     skipped = set(leave_out)
     categories = [c for c in background if c not in skipped and background[c]]
-    clash = [c for c in categories if c.split(".")[0] in (name, f"{name}_not")]
+    clash = [c for c in (*categories, GENERAL) if c.split(".")[0] in (name, f"{name}_not")]
     if clash:
         raise TaxonomyError(f"topic name {name!r} is a background category; choose another")
-    if GENERAL in (name, f"{name}_not"):
-        raise TaxonomyError(f"topic name {name!r} is the background's own; choose another")
     paths = [f"{ROOT}.{c}" for c in categories] + [f"{ROOT}.{GENERAL}", f"{ROOT}.{name}"]
     if bad:
         paths.append(f"{ROOT}.{name}_not")

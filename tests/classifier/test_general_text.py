@@ -51,5 +51,5 @@ def test_the_general_leaf_pools_an_excerpt_of_each_category() -> None:
     pooled = [e for e in made.examples if e.kcid == general]
     assert len(pooled) == len(background)
     assert {e.text for e in pooled} == {items[0][1] for items in background.values()}
-    with pytest.raises(TaxonomyError, match="background's own"):
+    with pytest.raises(TaxonomyError, match="is a background category"):
         topic_import(background, GENERAL, [("Quarks", "quark gluon", (), None)])
