@@ -362,10 +362,10 @@ def eval_command(
         _write_json(target, {**result, "partial": True})
 
     result = run_evaluation(ctx, corpus, options, ProgressLine(quiet=quiet), so_far)
+    # before the JSON is written: sweep_table adds the sweep's "summary" to the result
+    table = sweep_table(result) if sweep else summary_table(result)
     _write_json(target, result)
-    typer.echo(sweep_table(result) if sweep else summary_table(result))
-    if sweep:  # the summary sweep_table adds
-        _write_json(target, result)
+    typer.echo(table)
     for topic_result in result["topics"]:
         if topic_result.get("robustness"):
             r = topic_result["robustness"]

@@ -11,6 +11,15 @@ import pytest
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
+def user_environment(home: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment focuscrawl gets from a user's shell: none of this one's
+    FOCUSCRAWL_ settings, its own home, then ``env``."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
+    environment["FOCUSCRAWL_HOME"] = str(home)
+    environment.update(env or {})
+    return environment
+
+
 @pytest.fixture
 def cli(tmp_path: Path) -> Run:
     """Run ``focuscrawl ARGS...`` as a user would, in a subprocess, with its own home."""
@@ -21,12 +30,9 @@ def cli(tmp_path: Path) -> Run:
         input: str | None = None,
         timeout: float = 120,
     ) -> subprocess.CompletedProcess[str]:
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
-        environment["FOCUSCRAWL_HOME"] = str(tmp_path / "home")
-        environment.update(env or {})
         return subprocess.run(
             [sys.executable, "-m", "focuscrawl", *args],
-            env=environment,
+            env=user_environment(tmp_path / "home", env),
             input=input,
             capture_output=True,
             text=True,

@@ -4,7 +4,6 @@ hand-made topic web (its ground truth is truth/labels.tsv)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from psycopg2 import sql
 from sqlalchemy.engine import make_url
 
 from focuscrawl.evaluation.truth import load_truth, sweep_topics
+from tests.acceptance.conftest import user_environment
 from tests.classifier.topics import write_corpus
 
 TOPIC = "topics.sports.cycling"
@@ -307,8 +307,7 @@ def test_a_sweep_stopped_part_way_keeps_the_topics_it_measured(
     topics = sweep_topics(load_truth(corpus), 10)
     assert len(topics) >= 3
     out = tmp_path / "sweep.json"
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("FOCUSCRAWL_")}
-    environment |= {"FOCUSCRAWL_HOME": str(tmp_path / "home"), "FOCUSCRAWL_DATABASE_URL": db_url}
+    environment = user_environment(tmp_path / "home", {"FOCUSCRAWL_DATABASE_URL": db_url})
     sweep = subprocess.Popen(
         [sys.executable, "-m", "focuscrawl", "eval", "--corpus", str(corpus), "--sweep",
          "--min-pages", "10", "--seeds", "3", "--samples", "1", "--strategies", "bfs",
