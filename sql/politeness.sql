@@ -26,6 +26,38 @@ SELECT false, NULL, NULL, NULL, NULL, NULL,
 FROM site
 WHERE sid = %(sid)s AND bucket = %(bucket)s AND NOT EXISTS (SELECT 1 FROM got);
 
+-- acquire_sites --
+-- The hosts of a claim's URLs that this crawler holds nothing of yet, taken together as
+-- the claim comes (crawler.claims), each as acquire_site takes one: a host (sids, with
+-- site_buckets) nobody has and whose delay has passed. Returns the hosts taken, each
+-- with acquire_site's row; a host not taken (leased elsewhere, its delay running, or its
+-- row locked by another crawler's acquire) is asked for with acquire_site when its URL's
+-- turn comes. SKIP LOCKED: two crawlers taking hosts at once never wait for each other.
+-- On a Citus cluster the hosts of one shard, whose buckets are the buckets given (and
+-- now() is read outside the UPDATE's RETURNING, which Citus allows only immutable
+-- functions).
+WITH free AS (
+    SELECT s.sid, s.bucket
+    FROM site AS s
+    JOIN unnest(%(sids)s::int[], %(site_buckets)s::smallint[]) AS r(sid, bucket)
+      ON s.sid = r.sid AND s.bucket = r.bucket
+    WHERE s.bucket = ANY(%(buckets)s::smallint[])
+      AND (s.lease_until IS NULL OR s.lease_until < now())
+      AND s.next_fetch_at <= now()
+    FOR UPDATE OF s SKIP LOCKED
+), got AS (
+    UPDATE site AS s
+    SET lease_until = now() + make_interval(secs => %(lease_seconds)s)
+    FROM free
+    WHERE s.bucket = ANY(%(buckets)s::smallint[]) AND s.sid = free.sid
+      AND s.bucket = free.bucket
+    RETURNING s.sid, s.robots_txt, s.robots_status, s.crawl_delay, s.pages_taken,
+              s.robots_expires_at
+)
+SELECT sid, true AS acquired, robots_txt, robots_status, crawl_delay, pages_taken,
+       coalesce(robots_expires_at < now(), true) AS robots_stale, 0.0::float8 AS wait_seconds
+FROM got;
+
 -- other_crawlers --
 -- How many connections of other crawler processes there are now (a crawler names its
 -- connections "focuscrawl-crawler PID-N"; %(me)s is this one's name).

@@ -57,14 +57,19 @@ class Claims(Visits):
         cap = self._site_cap()
         # a claim bound per site may come short with URLs left: only none found backs off
         self._frontier_short = len(rows) < batch and (cap >= batch or not rows)
-        give_back = []
+        give_back, kept = [], []
+        added: Counter[int] = Counter()
         for row in rows:
             self._claims += 1
             claim = replace(Claim(*row), seq=self._claims)
-            if self.scheduler.queued_for(claim.sid) >= cap:
+            if self.scheduler.queued_for(claim.sid) + added[claim.sid] >= cap:
                 give_back.append(claim.oid)  # this host could not be served before the lease ends
-            else:  # a host this process asked last waits out its delay here
-                self.scheduler.add(claim, not_before=self.leases.free_at(claim.sid))
+            else:
+                kept.append(claim)
+                added[claim.sid] += 1
+        self._acquire_ahead(kept)
+        for claim in kept:  # a host this process asked last waits out its delay here
+            self.scheduler.add(claim, not_before=self.leases.free_at(claim.sid))
         if give_back:
             self._release_claims(give_back)
         return len(rows) - len(give_back)

@@ -84,6 +84,35 @@ class Hosts(Statements):
             return None
         return self._acquired(claim, rows[0])
 
+    def _acquire_ahead(self, claims: list[Claim]) -> None:
+        """Take the leases of the hosts of ``claims`` that this process has nothing of
+        (no lease kept, no URL queued, no worker on it) in one statement a shard
+        (``acquire_sites``), and keep them on the shelf: their URLs' visits then take
+        them off it, where each would have cost an ``acquire_site`` (a statement for
+        nearly every page of a crawl over many hosts). A host not taken is acquired
+        when its URL's turn comes, as before."""
+        in_use = self.scheduler.in_use()
+        first: dict[int, Claim] = {}
+        for claim in claims:
+            if claim.sid not in in_use and claim.sid not in first and not claim.revisit:
+                first[claim.sid] = claim
+        new = [claim for sid, claim in first.items() if not self.leases.holds(sid)]
+        if not new:
+            return
+        group_of = self.shards.group_of
+        by_group: dict[int, list[Claim]] = {}
+        for claim in sorted(new, key=lambda claim: (oid_bucket(claim.oid), claim.sid)):
+            by_group.setdefault(group_of[oid_bucket(claim.oid)], []).append(claim)
+        for group in by_group.values():
+            params = {
+                "sids": [claim.sid for claim in group],
+                "site_buckets": [oid_bucket(claim.oid) for claim in group],
+                "buckets": sorted({oid_bucket(claim.oid) for claim in group}),
+                "lease_seconds": SITE_LEASE_S,
+            }
+            for sid, *row in self._sql("acquire_sites", params, fetch=True):
+                self.leases.put(self._acquired(first[sid], tuple(row)))
+
     def _acquired(self, claim: Claim, row: tuple[Any, ...]) -> Lease:
         """The lease ``acquire_site`` just gave (``row``) of ``claim``'s site, with the
         site's robots.txt state and request count: the one place a lease is made."""

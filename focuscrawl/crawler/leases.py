@@ -5,7 +5,9 @@ process asks the host now; taking it costs a statement. A process keeps the leas
 between requests instead of giving it back after each: it spaces the host's requests
 itself, by the host's delay (``HostScheduler``), and puts the lease on the shelf while
 the delay runs. The next URL of the host takes the lease off the shelf, with no
-statement. A lease goes back to the database (``release_sites``, many in one
+statement; the hosts of a claim's URLs that a process holds nothing of are taken
+together as the claim comes (``acquire_sites``, one statement a claim) and wait on the
+shelf for their URLs. A lease goes back to the database (``release_sites``, many in one
 statement) once it is kept no more: when the host has nothing queued here and its
 delay has passed (until then nobody may ask the host, so keeping it costs no other
 process a turn), or when it has been held for its hold, so that other processes with
@@ -94,6 +96,10 @@ class LeaseShelf:
     def put(self, lease: Lease) -> None:
         with self._lock:
             self._leases[lease.sid] = lease
+
+    def holds(self, sid: int) -> bool:
+        with self._lock:
+            return sid in self._leases
 
     def take(self, sid: int) -> Lease | None:
         """The lease of host ``sid``, off the shelf; None when none is kept."""

@@ -51,7 +51,7 @@ class Statements(CrawlerState):
                     rows += cursor.fetchall() if fetch else []
             return rows
 
-        gives_up = name in ("frontier_top", "acquire_site")
+        gives_up = name in ("frontier_top", "acquire_site", "acquire_sites")
         stop = self.stop_event if gives_up else None
         rows = retry_until_done(
             run, name, stop=stop, on_lost=self._lost, on_layout=self.layout.read

@@ -14,6 +14,7 @@ from focuscrawl.crawler.config import CrawlConfig, Mode
 from focuscrawl.crawler.process import Crawler
 from focuscrawl.crawler.timing import DUE_S
 from focuscrawl.db.schema import DocState
+from focuscrawl.db.seeds import add_seeds
 from focuscrawl.web.urls import oid_of
 from focuscrawl.webbox import RequestLog, WebBox, WebBoxThread, iter_log, load_corpus
 from focuscrawl.webbox.synthetic import SyntheticCorpus
@@ -311,3 +312,35 @@ def test_a_host_that_does_not_resolve_is_asked_once_and_its_urls_wait(
     assert {r.url for r in rows if r.num_tries == 1} == set(gone)
     assert [r.error for r in rows if r.error] == ["dns_error"]  # one URL was tried
     assert "http://a.example/report.pdf" not in urls
+
+
+def test_a_claims_hosts_are_leased_together_and_none_held_elsewhere(engine: sa.Engine) -> None:
+    """The hosts of a claim's URLs that the process holds nothing of are leased in one
+    statement as the claim comes and wait on the shelf for their URLs; a host another
+    crawler holds is not taken, and its URL waits for its own acquire as before."""
+    seeds = [f"http://h{n}.example/{page}" for n in range(6) for page in range(2)]
+    with engine.begin() as connection:
+        add_seeds(connection, seeds)
+        connection.exec_driver_sql(
+            "UPDATE site SET lease_until = now() + interval '1 minute' WHERE host = 'h5.example'"
+        )
+    crawler = Crawler(engine, CrawlConfig(mode=Mode.BFS, threads=2, quiet=True))
+    assert crawler._claim(len(seeds)) == len(seeds)
+    with engine.connect() as connection:
+        sids = dict(connection.exec_driver_sql("SELECT host, sid FROM site").all())
+        leased = {
+            host
+            for (host,) in connection.exec_driver_sql(
+                "SELECT host FROM site WHERE lease_until IS NOT NULL"
+            )
+        }
+    shelved = {host for host, sid in sids.items() if crawler.leases.holds(sid)}
+    assert shelved == {f"h{n}.example" for n in range(5)}
+    assert leased == shelved | {"h5.example"}
+    assert crawler.scheduler.queued_for(sids["h5.example"]) == 2  # waits, claimed
+    crawler._release(crawler.leases.drain())
+    with engine.connect() as connection:
+        still = connection.exec_driver_sql(
+            "SELECT host FROM site WHERE lease_until IS NOT NULL"
+        ).all()
+    assert [host for (host,) in still] == ["h5.example"]
