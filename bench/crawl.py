@@ -2,7 +2,7 @@
 
     python bench/crawl.py [--pages 100000] [--hosts 2000] [--fetch 30000] [--threads 32]
                           [--processes 1] [--classify [--corpus-home DIR] [--max-backlog N]
-                          [--mode soft|soft-1999]] [--database-url URL | --citus]
+                          [--classifiers 1] [--mode soft|soft-1999]] [--database-url URL | --citus]
                           [--no-limit]
 
 Serves a synthetic web from a web-in-a-box subprocess, crawls it breadth-first with
@@ -83,12 +83,14 @@ def run_crawl(
     database_url: str | None = None,
     focus: str = "soft",
     limit: bool = True,
+    classifiers: int = 1,
 ) -> dict[str, Any]:
     """Crawl ``fetch`` pages of a synthetic web with focuscrawl; return the measurements.
 
     ``classify_with``: a focuscrawl home holding the wikispeedia corpus; crawl soft with
-    a classifier process running; ``max_backlog``: the crawlers' ``--max-backlog``;
-    ``database_url``: an empty database to crawl into instead of a throw-away server;
+    ``classifiers`` classifier processes running; ``max_backlog``: the crawlers'
+    ``--max-backlog``; ``database_url``: an empty database to crawl into instead of a
+    throw-away server;
     ``limit``: first measure bench/limit.py's bare client on the same web and seeds.
     """
     with (
@@ -110,17 +112,16 @@ def run_crawl(
         limits = ["--threads", str(threads), "--max-pages", str(fetch // processes)]
         if max_backlog is not None:
             limits += ["--max-backlog", str(max_backlog)]
-        classifier = None
+        classifying: list[subprocess.Popen[bytes]] = []
         if classify_with is not None:
             _prepare_classifier(engine, classify_with)
             classify = [*cli, "--database-url", url, "classify", "run", "--quiet"]
-            classifier = subprocess.Popen(classify)
+            classifying = [subprocess.Popen(classify) for _ in range(classifiers)]
         crawlers: list[subprocess.Popen[bytes]] = []
 
         def roles() -> dict[int, str]:
             watched = {server.pid: "webbox", **{c.pid: "crawler" for c in crawlers}}
-            if classifier is not None:
-                watched[classifier.pid] = "classifier"
+            watched.update((c.pid, "classifier") for c in classifying)
             return watched
 
         with engine.connect() as connection:
@@ -137,13 +138,15 @@ def run_crawl(
                 crawler.wait()
             elapsed = time.perf_counter() - start
             backlog_at_end = 0
-            if classifier is not None:
+            if classifying:
                 with engine.connect() as connection:
                     backlog_at_end = _backlog(connection)
                     while _backlog(connection):
                         time.sleep(0.2)
-                classifier.terminate()
-                classifier.wait()
+                for classifier in classifying:
+                    classifier.terminate()
+                for classifier in classifying:
+                    classifier.wait()
             end_to_end = time.perf_counter() - start
         server.terminate()
         server.communicate()
@@ -174,6 +177,7 @@ def run_crawl(
         "web_pages": pages,
         "hosts": hosts,
         "processes": processes,
+        "classifiers": len(classifying),
         "threads": threads,
         "max_backlog": max_backlog,
         "fetched": fetched,
@@ -273,6 +277,9 @@ def main() -> None:
     )
     parser.add_argument("--mode", default="soft", choices=["soft", "soft-1999"])
     parser.add_argument(
+        "--classifiers", type=int, default=1, help="with --classify: classifier processes"
+    )
+    parser.add_argument(
         "--corpus-home",
         default=os.environ.get("FOCUSCRAWL_HOME", "~/.local/share/focuscrawl"),
         help="a focuscrawl home with the wikispeedia corpus (for --classify)",
@@ -311,6 +318,7 @@ def _run(args: argparse.Namespace) -> None:
         args.database_url,
         args.mode,
         not args.no_limit,
+        args.classifiers,
     )
     fetched, docs, links = result["fetched"], result["doc_rows"], result["link_rows"]
     elapsed = result["seconds"]
