@@ -300,7 +300,9 @@ def test_a_sweep_stopped_part_way_keeps_the_topics_it_measured(
     cli, db_url: str, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     """A sweep stopped after some topics (Ctrl-C here; a failure alike) used to write
-    nothing: --out is written after each topic, marked partial until the sweep ends."""
+    nothing: --out is written after each topic, marked partial until the sweep ends.
+    (Three samples a topic: the rest of the sweep lasts about 50 s after the first
+    topic is written, so that a loaded machine still interrupts it part-way.)"""
     made = cli("webbox", "generate", "--pages", "600", "--hosts", "10", "--name", "small")
     assert made.returncode == 0, made.stderr
     corpus = tmp_path / "home" / "corpora" / "small"
@@ -310,7 +312,7 @@ def test_a_sweep_stopped_part_way_keeps_the_topics_it_measured(
     environment = user_environment(tmp_path / "home", {"FOCUSCRAWL_DATABASE_URL": db_url})
     sweep = subprocess.Popen(
         [sys.executable, "-m", "focuscrawl", "eval", "--corpus", str(corpus), "--sweep",
-         "--min-pages", "10", "--seeds", "3", "--samples", "1", "--strategies", "bfs",
+         "--min-pages", "10", "--seeds", "3", "--samples", "3", "--strategies", "bfs",
          "--out", str(out), "--quiet"],
         env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
