@@ -315,6 +315,9 @@ def test_a_sweep_stopped_part_way_keeps_the_topics_it_measured(
          "--min-pages", "10", "--seeds", "3", "--samples", "3", "--strategies", "bfs",
          "--out", str(out), "--quiet"],
         env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # Ctrl-C as at a terminal: a test run started in the background by a script
+        # (as `cmd &`) ignores SIGINT, and its children would inherit that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 300
