@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from focuscrawl.crawler.leases import SITE_LEASE_S, Lease
 from focuscrawl.crawler.statements import Statements
@@ -15,6 +16,16 @@ from focuscrawl.db.outages import OUTAGE_RETRY_S
 from focuscrawl.web.urls import oid_bucket
 
 __all__ = ["Hosts"]
+
+
+class _Site(Protocol):
+    """What names a host: a lease, or a claimed URL."""
+
+    @property
+    def sid(self) -> int: ...
+
+
+_Host = TypeVar("_Host", bound=_Site)
 
 log = logging.getLogger("focuscrawl.crawler")
 
@@ -43,11 +54,7 @@ class Hosts(Statements):
         cluster): each host free, its requests counted, its next request after what
         remains of its delay."""
         now = time.monotonic()
-        group_of = self.shards.group_of
-        by_group: dict[int, list[Lease]] = {}
-        for lease in sorted(leases, key=lambda lease: (lease.bucket, lease.sid)):
-            by_group.setdefault(group_of[lease.bucket], []).append(lease)
-        for group in by_group.values():
+        for group in self._by_shard(leases, lambda lease: lease.bucket):
             params = {
                 "sids": [lease.sid for lease in group],
                 "site_buckets": [lease.bucket for lease in group],
@@ -56,6 +63,16 @@ class Hosts(Statements):
                 "buckets": sorted({lease.bucket for lease in group}),
             }
             self._sql("release_sites", params)
+
+    def _by_shard(self, hosts: list[_Host], bucket: Callable[[_Host], int]) -> list[list[_Host]]:
+        """``hosts`` (leases or claims, one a host) in one group a shard they lie in (one
+        group on one server), each in (bucket, sid) order: the statements over many hosts
+        run once a group."""
+        group_of = self.shards.group_of
+        by_group: dict[int, list[_Host]] = {}
+        for host in sorted(hosts, key=lambda host: (bucket(host), host.sid)):
+            by_group.setdefault(group_of[bucket(host)], []).append(host)
+        return list(by_group.values())
 
     def _release_due(self, now: float) -> None:
         """Give back the leases on the shelf that are kept no more (LeaseShelf.due)."""
@@ -94,16 +111,11 @@ class Hosts(Statements):
         in_use = self.scheduler.in_use()
         first: dict[int, Claim] = {}
         for claim in claims:
-            if claim.sid not in in_use and claim.sid not in first and not claim.revisit:
-                first[claim.sid] = claim
-        new = [claim for sid, claim in first.items() if not self.leases.holds(sid)]
-        if not new:
-            return
-        group_of = self.shards.group_of
-        by_group: dict[int, list[Claim]] = {}
-        for claim in sorted(new, key=lambda claim: (oid_bucket(claim.oid), claim.sid)):
-            by_group.setdefault(group_of[oid_bucket(claim.oid)], []).append(claim)
-        for group in by_group.values():
+            sid = claim.sid
+            new = sid not in in_use and sid not in first and not self.leases.holds(sid)
+            if new and not claim.revisit:
+                first[sid] = claim
+        for group in self._by_shard(list(first.values()), lambda claim: oid_bucket(claim.oid)):
             params = {
                 "sids": [claim.sid for claim in group],
                 "site_buckets": [oid_bucket(claim.oid) for claim in group],
