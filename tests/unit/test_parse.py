@@ -203,3 +203,42 @@ def test_a_canonical_link_longer_than_the_limit_is_refused_on_the_fast_path_too(
     assert absolute_url(BASE, long_path) is None
     assert absolute_url(BASE, "http://b.example" + long_path) is None
     assert absolute_url(BASE, long_path[: MAX_URL_LENGTH - len("http://a.example")])
+
+
+_MARKABLE = st.text(alphabet="ab Zéßä1_-.\n\tİ\u3000x", max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_MARKABLE, min_size=1, max_size=6), st.data())
+def test_the_words_around_a_link_are_those_of_the_text_either_side(
+    pieces: list[str], data: st.DataObject
+) -> None:
+    """Each marked link's context is the last three words of the clean text before its
+    place and the first three after, as the page classifier's terms (runs of two letters
+    or more, lower-cased), a word its place cuts counted up to the cut; marks of a link
+    whose other mark was lost give None."""
+    from focuscrawl.crawler.parse import _CLOSE, _OPEN, _contexts
+    from focuscrawl.topics.linkmodel import context_text, words
+
+    links = len(pieces) - 1
+    lost = data.draw(st.sets(st.integers(0, max(links - 1, 0)), max_size=1)) if links else set()
+    marked, clean = pieces[0], pieces[0]
+    places: list[tuple[int, int]] = []
+    for i, piece in enumerate(pieces[1:]):
+        anchor, _, rest = piece.partition(" ")
+        opening = "" if i in lost else chr(_OPEN + i)
+        marked += opening + anchor + chr(_CLOSE + i) + " " + rest
+        places.append((len(clean), len(clean) + len(anchor)))
+        clean += anchor + " " + rest
+    expected = [
+        None if i in lost else context_text(words(clean[:start])[-3:], words(clean[end:])[:3])
+        for i, (start, end) in enumerate(places)
+    ]
+    assert _contexts(marked, links) == (clean, expected)
+
+
+@given(st.text(alphabet=" ab\n\t\u00a0\u3000.\x01", max_size=60))
+def test_white_space_runs_become_one_space(text: str) -> None:
+    from focuscrawl.crawler.parse import _clean
+
+    assert _clean(text) == " ".join(text.split())
