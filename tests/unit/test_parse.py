@@ -237,8 +237,16 @@ def test_the_words_around_a_link_are_those_of_the_text_either_side(
     assert _contexts(marked, links) == (clean, expected)
 
 
-@given(st.text(alphabet=" ab\n\t\u00a0\u3000.\x01", max_size=60))
+_SPACED = " ab\n\t\u00a0\u3000.\x01"
+
+
+_SPACES_ONLY = st.text(alphabet=" ab.", min_size=201, max_size=400)
+
+
+@given(st.text(alphabet=_SPACED, max_size=400) | _SPACES_ONLY)
 def test_white_space_runs_become_one_space(text: str) -> None:
+    """Short texts (anchors) and long ones alike, and a long one whose only white space
+    is the space (a page's text most often, which has a path of its own)."""
     from focuscrawl.crawler.parse import _clean
 
     assert _clean(text) == " ".join(text.split())
