@@ -10,9 +10,10 @@ topic is made as ``eval --taxonomy examples`` makes it: ``--examples`` relevant 
 shipped``: the one ``topic new`` ships, less the categories it finds the examples' own),
 trained with the hierarchical model. ``--web-sample K`` adds a background leaf of K pages
 of the web itself, unlabelled, drawn from the first 10K pages a breadth-first crawl from
-the examples reaches (``--sample-from breadth-first``), from a pool of those half of them
-the topic's, as a focused crawl fetches them (``focused``), or from that pool with the
-chance 1 - R' of the topic without the leaf (``weighted``). It then scores the pages a
+the examples reaches (``--sample-from breadth-first``), the first K of them (``first``),
+from a pool of those half of them the topic's, as a focused crawl fetches them
+(``focused``), or from that pool with the chance 1 - R' of the topic without the leaf
+(``weighted``). It then scores the pages a
 breadth-first crawl from the examples reaches first (3N of them, N the topic's size; the
 examples left out), the pages a crawl must judge, and reports against the ground truth:
 
@@ -106,6 +107,8 @@ def _web_sample(
     """``size`` pages of ``pool`` (the breadth-first order from the examples) as a
     background leaf: see the module."""
     rng = np.random.default_rng(1)
+    if how == "first":  # the very first pages breadth-first fetches, in its order
+        return [page(u) for u in pool[:size]]
     if how != "breadth-first":
         on = [u for u in pool if u in relevant]
         off = [u for u in pool if u not in relevant]
@@ -194,7 +197,9 @@ def main() -> None:
     parser.add_argument("--background", choices=("corpus", "shipped"), default="corpus")
     parser.add_argument("--web-sample", type=int, default=0, metavar="K")
     parser.add_argument(
-        "--sample-from", choices=("breadth-first", "focused", "weighted"), default="breadth-first"
+        "--sample-from",
+        choices=("breadth-first", "first", "focused", "weighted"),
+        default="breadth-first",
     )
     args = parser.parse_args()
     reader = BackgroundReader(load_background()) if args.background == "shipped" else None
