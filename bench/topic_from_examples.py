@@ -13,9 +13,9 @@ of the web itself, unlabelled, drawn from the first 10K pages a breadth-first cr
 the examples reaches (``--sample-from breadth-first``), the first K of them (``first``),
 from a pool of those half of them the topic's, as a focused crawl fetches them
 (``focused``), or from that pool with the chance 1 - R' of the topic without the leaf
-(``weighted``). It then scores the pages a
-breadth-first crawl from the examples reaches first (3N of them, N the topic's size; the
-examples left out), the pages a crawl must judge, and reports against the ground truth:
+(``weighted``). It then scores the pages a breadth-first crawl from the examples reaches
+first (3N of them, N the topic's size; the examples left out), the pages a crawl must
+judge, and reports against the ground truth:
 
 * AUC of log R(d): how well the classifier orders them (what a crawl's order rests on);
 * precision and recall of the verdict R >= 0.5 (what ``export --what relevant`` gives);
@@ -54,7 +54,7 @@ from focuscrawl.classifier.calibration import calibrate
 from focuscrawl.classifier.model import HierarchicalModel
 from focuscrawl.classifier.tokens import document_text
 from focuscrawl.crawler.parse import parse_html
-from focuscrawl.evaluation.experiment import _examples_of, _short
+from focuscrawl.evaluation.experiment import _short
 from focuscrawl.evaluation.truth import link_graph, load_truth, sweep_topics
 from focuscrawl.topics.background import (
     Background,
@@ -141,7 +141,7 @@ def one_topic(
         left_out: list[str] = []
     else:  # as topic new: the shipped background less the examples' own categories
         background = dict(reader.background)
-        left_out = reader.own_categories(_examples_of(corpus, examples))
+        left_out = reader.own_categories(given)
     if web_sample is not None:
         pool, size, how = web_sample
 
