@@ -127,6 +127,12 @@ class SoftCrawl:
             assert time.monotonic() < deadline, "the crawl stalled"
             time.sleep(0.2)
 
+    def stop(self) -> None:
+        """Ask the crawlers to stop as a user's Ctrl-C or systemd does: they finish what
+        they hold, store it, and exit 0."""
+        for crawler in self.crawlers:
+            crawler.send_signal(signal.SIGTERM)
+
     def finish(self, url: str, seconds: float = 120) -> str:
         """Wait for the crawlers to end and the classifier to score every page they
         fetched (on a busy machine it may lag them by a batch), then stop it; every one
@@ -154,10 +160,12 @@ def soft_crawl(
     idle_exit: int = 5,
     log: Path | None = None,
     pages: int = PAGES,
+    host_delay: float = 0,
 ) -> Iterator[SoftCrawl]:
     """``classify run`` and ``crawlers`` ``crawl run --mode soft`` processes sharing the
     budget ``pages``, against the web-in-a-box serving the home's generated web (its
-    requests logged to ``log``); whatever is left running is killed at the end."""
+    requests logged to ``log``), ``host_delay`` seconds between requests to a host;
+    whatever is left running is killed at the end."""
     options = ["--log", str(log)] if log else []
     server, proxy = start_server_process(
         Path(env["FOCUSCRAWL_HOME"]), "synthetic", "--no-faults", *options
@@ -166,7 +174,7 @@ def soft_crawl(
     try:
         classify = [sys.executable, "-m", "focuscrawl", "classify", "run"]
         crawl = [sys.executable, "-m", "focuscrawl", "crawl", "run", "--mode", "soft"]
-        crawl += ["--proxy", proxy, "--host-delay", "0", "--threads", "8"]
+        crawl += ["--proxy", proxy, "--host-delay", str(host_delay), "--threads", "8"]
         crawl += ["--max-pages", str(pages // crawlers), "--idle-exit", str(idle_exit)]
         quiet = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
         for command in (classify, *[crawl] * crawlers):

@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from focuscrawl.webbox.server import iter_log
 from tests.integration.citus_nodes import (
     PAGES,
+    WEB,
     check_whole,
     cli_environment,
     fetched,
@@ -110,20 +112,25 @@ def test_a_worker_added_during_a_crawl_takes_its_shards_with_the_documented_reba
 ) -> None:
     """A worker joins a running crawl and ``citus_rebalance_start()`` (what the docs and
     Citus say to run) moves shards onto it, reference tables first, by logical
-    replication while the crawl writes: no error, the crawl ends whole, nothing fetched
-    twice. (The learner's queue, link_example, had no replica identity: refused.)"""
+    replication while the crawl writes: no error, the crawl goes on after the moves and
+    ends whole when stopped, nothing fetched twice. (The learner's queue, link_example,
+    had no replica identity: refused.) The crawl is paced by a host delay (40 hosts, at
+    most 40 pages a second) and stopped once the rebalance is done, so that it outlasts
+    the moves however long a machine takes over them."""
     with running_cluster(tmp_path / "cluster", REBALANCE_PORT) as nodes:
         url = nodes.url()
         env = cli_environment(url, tmp_path / "home")
         prepare_crawl(env, tmp_path, SHARDS)
         new = nodes.start_worker()  # a machine made ready; it joins during the crawl
-        with soft_crawl(env, pages=2 * PAGES) as crawl:  # outlasting a slow machine's moves
+        log = tmp_path / "requests.log"
+        paced = soft_crawl(env, idle_exit=60, log=log, pages=WEB.pages, host_delay=1.0)
+        with paced as crawl:
             crawl.wait_for(url, 100)
             nodes.add_worker(new)
             one_row(url, "SELECT citus_rebalance_start()")
             one_row(url, "SELECT citus_rebalance_wait()")
-            moved_at = fetched(url)
-            assert moved_at < 2 * PAGES, "the crawl ended before the rebalance: raise PAGES"
+            crawl.wait_for(url, fetched(url) + 50)  # the crawl goes on with shards moved
+            crawl.stop()
             crawl.finish(url)
         focuscrawl(env, "classify", "run", "--once", "--quiet")
         (unfinished,) = one_row(
@@ -138,4 +145,6 @@ def test_a_worker_added_during_a_crawl_takes_its_shards_with_the_documented_reba
             (REBALANCE_PORT + 3,),
         )
         assert on_new >= 1  # the new worker holds shards of the crawl
-        check_whole(url, 2 * PAGES)
+        pages = [(host, path) for _, host, path, _, _ in iter_log(log) if path != "/robots.txt"]
+        assert len(pages) == len(set(pages)), "a page was fetched twice"
+        check_whole(url, fetched(url))
