@@ -276,21 +276,21 @@ def bootstrap_examples(connection: Connection, tree: Tree) -> list[Example]:
     kcids: dict[str, list[int]] = {}
     for row in execute(connection, queries["example_kcids"]):
         kcids.setdefault(row.url, []).append(row.kcid)
+    # each URL's goodness once (a tree walk per category): asked of every link's two ends
+    good_url = {
+        url: float(any(tree.is_good(k) for k in categories)) for url, categories in kcids.items()
+    }
     pairs: dict[tuple[str, str], Any] = {}
     for row in execute(connection, queries["example_link_pairs"]):
         pairs.setdefault((row.src_url, row.url), row)
     examples = []
     for (src_url, url), row in pairs.items():
-        src = kcids[src_url]
-        good = float(any(tree.is_good(k) for k in kcids.get(url, [])))
-        src_good = float(any(tree.is_good(k) for k in src))
         _, host, path = split_url(url)
-        parts = LinkParts(row.anchor, row.context, host, path, src[0], src_good)
-        examples.append(Example(parts, good))
-    for url, categories in kcids.items():  # the host lessons
+        parts = LinkParts(row.anchor, row.context, host, path, kcids[src_url][0], good_url[src_url])
+        examples.append(Example(parts, good_url.get(url, 0.0)))
+    for url, good in good_url.items():  # the host lessons
         if not url.startswith(("http://", "https://")):
             continue  # an example read from a file
-        good = float(any(tree.is_good(k) for k in categories))
         examples.append(Example(LinkParts(None, None, host_of(url), ""), good))
     return examples
 
