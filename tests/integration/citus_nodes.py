@@ -21,6 +21,7 @@ import pytest
 
 from focuscrawl.db.cluster import CITUS_BUILD, LocalCluster, citus_bin_dir
 from focuscrawl.webbox.process import start_server_process
+from focuscrawl.webbox.server import iter_log
 from focuscrawl.webbox.synthetic import SyntheticCorpus, SyntheticParams
 from tests.classifier.topics import write_tree_dir
 
@@ -213,6 +214,14 @@ def unscored(url: str) -> int:
         "AND f.bucket = d.bucket WHERE d.state = 2 AND f.model_id IS NULL"
     )
     return int(one_row(url, statement)[0])
+
+
+def fetched_once(log: Path) -> int:
+    """The pages the web-in-a-box's request ``log`` shows the crawl asked for (robots.txt
+    aside), after checking that none was asked twice."""
+    pages = [(host, path) for _, host, path, _, _ in iter_log(log) if path != "/robots.txt"]
+    assert len(pages) == len(set(pages)), "a page was fetched twice"
+    return len(pages)
 
 
 def check_whole(url: str, pages: int = PAGES) -> None:

@@ -15,10 +15,10 @@ from prometheus_client import generate_latest
 
 from focuscrawl.db.database import make_engine
 from focuscrawl.monitor.metrics import CrawlMetrics
-from focuscrawl.webbox.server import iter_log
 from tests.integration.citus_nodes import (
     check_whole,
     cli_environment,
+    fetched_once,
     focuscrawl,
     prepare_crawl,
     run_focuscrawl,
@@ -61,8 +61,7 @@ def test_a_crawl_waits_out_a_worker_stopped_twice(tmp_path: Path) -> None:
                 assert "focuscrawl_database_up 0.0" in scraped, scraped
             logged = crawl.finish(url)
         assert "event=db_wait" in logged  # the outage reached the crawl
-        pages = [(host, path) for _, host, path, _, _ in iter_log(log) if path != "/robots.txt"]
-        assert len(pages) == len(set(pages)), "a page was fetched twice"
+        fetched_once(log)
         healthy = focuscrawl(env, "db", "status")  # exits 0: every worker up
         assert healthy.count(": up") == 2, healthy
         scraped = generate_latest(CrawlMetrics(engine).registry).decode()
