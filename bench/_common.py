@@ -151,8 +151,11 @@ def citus_worker_pids(connection: Any) -> dict[int, str]:
     "postgres workers" for :class:`CpuMeter`; none on one server."""
     if not execute(connection, queries["citus_installed"]).scalar_one():
         return {}
+    # a long-lived process of each worker, whose parent is its postmaster (the backend
+    # that runs the command may be gone by the time /proc is read)
     backends = connection.exec_driver_sql(
-        "SELECT result FROM run_command_on_workers('SELECT pg_backend_pid()') WHERE success"
+        "SELECT result FROM run_command_on_workers($$SELECT pid FROM pg_stat_activity "
+        "WHERE backend_type = 'checkpointer'$$) WHERE success"
     ).scalars()
     stats = [proc_stat(int(pid)) for pid in backends]
     return {stat[0]: "postgres workers" for stat in stats if stat is not None}
