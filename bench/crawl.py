@@ -59,6 +59,7 @@ from limit import measure as measure_limit
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
 from focuscrawl.db.seeds import add_seeds
+from focuscrawl.db.shards import shard_map
 from focuscrawl.webbox.process import start_server_process
 
 
@@ -127,7 +128,9 @@ def run_crawl(
         with engine.connect() as connection:
             postmaster = server_pid(connection)
             workers = citus_worker_pids(connection)
-        citus = bool(workers)
+            # the layout, not the workers found on this machine: a cluster's nodes may
+            # be elsewhere, and its sizes are not on the coordinator
+            citus = shard_map(connection).distributed
         start = time.perf_counter()
         with CpuMeter(roles, postmaster, workers) as meter, _Timeline(engine) as timeline:
             crawlers += [
