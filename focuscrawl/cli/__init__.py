@@ -4,6 +4,7 @@ library functions. Errors a user can act on print as one line and exit 2."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from typing import Annotated, Any
 
@@ -54,7 +55,20 @@ def _load(name: str) -> Any:
         single.command(name)(target)
         command = typer.main.get_command(single)
     command.name = name
+    _one_paragraph(command)
     return command
+
+
+def _one_paragraph(command: Any) -> None:
+    """Give ``command`` and the commands under it a short help of one line: the first
+    paragraph of their help, its lines joined. The lists of commands in ``--help`` show
+    it; rich markup keeps a docstring's line breaks there ("harvest, recall," then
+    "robustness" on a line of its own)."""
+    if command.help and not command.short_help:
+        first = inspect.cleandoc(command.help).split("\n\n")[0]
+        command.short_help = " ".join(first.split())
+    for child in getattr(command, "commands", {}).values():
+        _one_paragraph(child)
 
 
 class _Subcommands(Group):

@@ -86,7 +86,7 @@ def up(
 @app.command("add-worker")
 def add_worker(ctx: typer.Context) -> None:
     """Start one more worker and add it to the cluster; its shards come with a
-    rebalance (``SELECT citus_rebalance_start()`` on the coordinator)."""
+    rebalance (`SELECT citus_rebalance_start()` on the coordinator)."""
     cluster = _existing(ctx)
     if not cluster.coordinator.status().running:
         raise ConfigError("the cluster is down; start it with: focuscrawl cluster up")

@@ -162,3 +162,23 @@ def test_no_help_text_hides_words_in_brackets() -> None:
     assert len(typed) > 100
     for text in typed:
         assert not re.search(r"\[[^\]]*\]", text), text
+
+
+def test_the_lists_of_commands_show_each_help_as_one_paragraph() -> None:
+    """Rich markup keeps a docstring's line breaks in the lists of commands that
+    ``--help`` prints ("harvest, recall," then "robustness" on a line of its own): each
+    command's short help is the first paragraph of its help on one line."""
+    shown: dict[str, str] = {}
+
+    def walk(command: typer.main.TyperGroup, path: str) -> None:
+        if isinstance(command, typer.main.TyperGroup):
+            ctx = typer.Context(command)
+            for name in command.list_commands(ctx):
+                child = command.get_command(ctx, name)
+                shown[f"{path} {name}"] = child.short_help or child.help or ""  # type: ignore[union-attr]
+                walk(child, f"{path} {name}")  # type: ignore[arg-type]
+
+    walk(typer.main.get_command(app), "focuscrawl")  # type: ignore[arg-type]
+    assert len(shown) > 40 and "focuscrawl cluster add-worker" in shown
+    for name, text in shown.items():
+        assert text and "\n" not in text and "``" not in text, (name, text)
