@@ -205,6 +205,10 @@ def pass_estimates(
     return 0 if from_parents else len(rows)
 
 
+#: the columns of ``frontier_in_links`` (sql/links.sql): the target, then LinkParts' first six
+IN_LINK_COLUMNS = ("oid_dst", "anchor", "context", "host", "path", "src_cid", "src_relevance")
+
+
 def estimate_frontier(
     connection: Connection,
     model: LinkModel,
@@ -219,17 +223,20 @@ def estimate_frontier(
     rise keeps what the first versions guessed, and on Wikispeedia from ten examples the
     crawl went on taking links to centuries and languages the first version rated high.
     Returns how many URLs it estimated."""
-    rows = execute(connection, queries["frontier_in_links"]).all()
+    result = execute(connection, queries["frontier_in_links"])
+    if tuple(result.keys()) != IN_LINK_COLUMNS:
+        raise RuntimeError(f"frontier_in_links gives {tuple(result.keys())}")
+    rows: list[Any] = list(result.all())
     if not rows:
         return 0
-    parts = [
-        LinkParts(r.anchor, r.context, r.host, r.path, r.src_cid, r.src_relevance) for r in rows
-    ]
+    # a link's parts are its row after the target, in LinkParts' order (read by name,
+    # six attributes a link cost more than the rest of the list)
+    parts = [LinkParts(*r[1:]) for r in rows]
     values = model.estimates(parts)
     if estimate in ANCHOR_ESTIMATES:
-        texts = [link_text(r.anchor, r.path) for r in rows]
+        texts = [link_text(p.anchor, p.path) for p in parts]
         values += anchor_terms(page_model, texts, good_frontier)
-    oids, best = max_by_target((r.oid_dst for r in rows), values.tolist())
+    oids, best = max_by_target((r[0] for r in rows), values.tolist())
     value = dict(zip(oids, best, strict=True))
     estimated = 0
     for buckets, group in shards.split(oids):

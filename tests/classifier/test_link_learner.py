@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from focuscrawl.classifier import apprentice, process, train_model
 from focuscrawl.classifier.apprentice import LinkLearner, newest_link_model
-from focuscrawl.classifier.estimates import Parent, anchor_terms, pass_estimates
+from focuscrawl.classifier.estimates import IN_LINK_COLUMNS, Parent, anchor_terms, pass_estimates
 from focuscrawl.classifier.process import good_sets
 from focuscrawl.classifier.store import latest_model
 from focuscrawl.crawler.config import Mode
@@ -508,3 +508,10 @@ def test_the_examples_sites_teach_the_first_version(engine: sa.Engine, topics_di
 
     assert estimate("sports.topics.example") > estimate("portal.topics.example")
     assert estimate("portal.topics.example") > estimate("science.topics.example")
+
+
+def test_the_in_links_of_the_frontier_are_read_as_link_parts_by_position() -> None:
+    """estimate_frontier makes each link's LinkParts from its row after the target: the
+    statement's columns must stay in LinkParts' order."""
+    assert IN_LINK_COLUMNS[0] == "oid_dst"
+    assert IN_LINK_COLUMNS[1:] == LinkParts._fields[: len(IN_LINK_COLUMNS) - 1]
