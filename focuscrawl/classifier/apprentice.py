@@ -42,7 +42,7 @@ import numpy as np
 from scipy import sparse
 from sqlalchemy.engine import Connection
 
-from focuscrawl.db.database import execute
+from focuscrawl.db.database import execute, in_columns
 from focuscrawl.db.queries import queries
 from focuscrawl.topics.linkmodel import (
     FEATURE_BITS,
@@ -178,10 +178,8 @@ class _CrawlLinks:
         ``two_step`` > 0 (the paths estimate): a link into a page v is worth at least
         ``two_step`` times the best relevance among the scored pages v links to, as
         ``queue_path_examples`` (sql/links.sql) teaches the queue. The rows are read by
-        position, in ``LESSON_COLUMNS``' order (by name, the loop took three times as
-        long: a version fitted afresh reads every link the crawl has scored)."""
-        if hasattr(rows, "keys") and tuple(rows.keys()) != LESSON_COLUMNS:
-            raise RuntimeError(f"crawl_link_examples gives {tuple(rows.keys())}")
+        position, in ``LESSON_COLUMNS``' order (a version fitted afresh reads every link
+        the crawl has scored)."""
         if len(self._known) > self.MOST:
             self._known.clear()
         get = self._known.get
@@ -198,10 +196,9 @@ class _CrawlLinks:
                 ids = np.concatenate((own, source_features(src_cid, relevance, parent)))
                 self._known[key] = ids
             features.append(ids)
-            labels.append(label)
+            labels.append(float(label))
             sources.append(src)
             targets.append(dst)
-        labels = [float(label) for label in labels]
         if two_step > 0:
             labels = _path_worth(sources, targets, labels, two_step)
         order = np.lexsort((np.asarray(targets, dtype=np.int64), np.asarray(sources)))
@@ -376,7 +373,7 @@ def _all_lessons(
     with its target's relevance now (with ``two_step``, or what
     the target links to, see ``_CrawlLinks.lessons``; in an order of their own, see
     ``LinkLearner.learn``); the queue, which they include, is emptied."""
-    rows = execute(connection, queries["crawl_link_examples"])
+    rows = in_columns(execute(connection, queries["crawl_link_examples"]), LESSON_COLUMNS)
     crawl = links.lessons(rows, parent, two_step)
     failed = [
         Example(failure_parts(row.host, row.path), 0.0)

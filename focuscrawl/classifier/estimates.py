@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 from sqlalchemy.engine import Connection
 
 from focuscrawl.classifier.model import HierarchicalModel
-from focuscrawl.db.database import execute
+from focuscrawl.db.database import execute, in_columns
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap
 from focuscrawl.errors import ConfigError
@@ -224,13 +224,10 @@ def estimate_frontier(
     crawl went on taking links to centuries and languages the first version rated high.
     Returns how many URLs it estimated."""
     result = execute(connection, queries["frontier_in_links"])
-    if tuple(result.keys()) != IN_LINK_COLUMNS:
-        raise RuntimeError(f"frontier_in_links gives {tuple(result.keys())}")
-    rows: list[Any] = list(result.all())
+    rows: list[Any] = list(in_columns(result, IN_LINK_COLUMNS).all())
     if not rows:
         return 0
-    # a link's parts are its row after the target, in LinkParts' order (read by name,
-    # six attributes a link cost more than the rest of the list)
+    # a link's parts are its row after the target, in LinkParts' order
     parts = [LinkParts(*r[1:]) for r in rows]
     values = model.estimates(parts)
     if estimate in ANCHOR_ESTIMATES:

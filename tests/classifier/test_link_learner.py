@@ -19,7 +19,7 @@ from focuscrawl.classifier.estimates import IN_LINK_COLUMNS, Parent, anchor_term
 from focuscrawl.classifier.process import good_sets
 from focuscrawl.classifier.store import latest_model
 from focuscrawl.crawler.config import Mode
-from focuscrawl.db.database import execute
+from focuscrawl.db.database import execute, in_columns
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
@@ -510,8 +510,15 @@ def test_the_examples_sites_teach_the_first_version(engine: sa.Engine, topics_di
     assert estimate("portal.topics.example") > estimate("science.topics.example")
 
 
-def test_the_in_links_of_the_frontier_are_read_as_link_parts_by_position() -> None:
+def test_the_in_links_of_the_frontier_are_read_as_link_parts_by_position(
+    engine: sa.Engine,
+) -> None:
     """estimate_frontier makes each link's LinkParts from its row after the target: the
-    statement's columns must stay in LinkParts' order."""
+    statement's columns must stay in LinkParts' order, and a statement whose columns
+    are not those read fails at once."""
     assert IN_LINK_COLUMNS[0] == "oid_dst"
     assert IN_LINK_COLUMNS[1:] == LinkParts._fields[: len(IN_LINK_COLUMNS) - 1]
+    with engine.connect() as connection:
+        assert in_columns(execute(connection, "SELECT 1 AS a, 2 AS b"), ("a", "b")).all()
+        with pytest.raises(RuntimeError, match="columns"):
+            in_columns(execute(connection, "SELECT 1 AS b, 2 AS a"), ("a", "b"))
