@@ -223,8 +223,8 @@ def estimate_frontier(
     rise keeps what the first versions guessed, and on Wikispeedia from ten examples the
     crawl went on taking links to centuries and languages the first version rated high.
     Returns how many URLs it estimated."""
-    result = execute(connection, queries["frontier_in_links"])
-    rows: list[Any] = list(in_columns(result, IN_LINK_COLUMNS).all())
+    result = in_columns(execute(connection, queries["frontier_in_links"]), IN_LINK_COLUMNS)
+    rows: Sequence[Any] = result.all()
     if not rows:
         return 0
     # a link's parts are its row after the target, in LinkParts' order

@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer.main
@@ -147,18 +148,29 @@ def readme_text() -> str:
     return (REPO / "README.md").read_text(encoding="utf-8")
 
 
-def test_no_help_text_hides_words_in_brackets() -> None:
-    """Rich reads [text] in a help string as markup and drops it ("repeat for several .")."""
-    typed: list[str] = []
+def _every_command() -> dict[str, Any]:
+    """Every command of the CLI, the root's too, by its words ("focuscrawl cluster up")."""
+    found: dict[str, Any] = {}
 
-    def walk(command: typer.main.TyperGroup) -> None:
-        typed.extend(str(p.help or "") for p in command.params if hasattr(p, "help"))
+    def walk(command: Any, path: str) -> None:
+        found[path] = command
         if isinstance(command, typer.main.TyperGroup):
             ctx = typer.Context(command)
             for name in command.list_commands(ctx):
-                walk(command.get_command(ctx, name))  # type: ignore[arg-type]
+                walk(command.get_command(ctx, name), f"{path} {name}")
 
-    walk(typer.main.get_command(app))  # type: ignore[arg-type]
+    walk(typer.main.get_command(app), "focuscrawl")
+    return found
+
+
+def test_no_help_text_hides_words_in_brackets() -> None:
+    """Rich reads [text] in a help string as markup and drops it ("repeat for several .")."""
+    typed = [
+        str(p.help or "")
+        for command in _every_command().values()
+        for p in command.params
+        if hasattr(p, "help")
+    ]
     assert len(typed) > 100
     for text in typed:
         assert not re.search(r"\[[^\]]*\]", text), text
@@ -168,17 +180,11 @@ def test_the_lists_of_commands_show_each_help_as_one_paragraph() -> None:
     """Rich markup keeps a docstring's line breaks in the lists of commands that
     ``--help`` prints ("harvest, recall," then "robustness" on a line of its own): each
     command's short help is the first paragraph of its help on one line."""
-    shown: dict[str, str] = {}
-
-    def walk(command: typer.main.TyperGroup, path: str) -> None:
-        if isinstance(command, typer.main.TyperGroup):
-            ctx = typer.Context(command)
-            for name in command.list_commands(ctx):
-                child = command.get_command(ctx, name)
-                shown[f"{path} {name}"] = child.short_help or child.help or ""  # type: ignore[union-attr]
-                walk(child, f"{path} {name}")  # type: ignore[arg-type]
-
-    walk(typer.main.get_command(app), "focuscrawl")  # type: ignore[arg-type]
+    shown = {
+        path: command.short_help or command.help or ""
+        for path, command in _every_command().items()
+        if path != "focuscrawl"  # the root is in no list
+    }
     assert len(shown) > 40 and "focuscrawl cluster add-worker" in shown
     for name, text in shown.items():
         assert text and "\n" not in text and "``" not in text, (name, text)
