@@ -155,3 +155,29 @@ SET fetch_seq = coalesce(EXCLUDED.fetch_seq, f.fetch_seq),
     links_model = CASE WHEN EXCLUDED.fetch_seq IS NOT NULL
                             AND EXCLUDED.http_status IS DISTINCT FROM 304
                        THEN EXCLUDED.links_model ELSE f.links_model END;
+
+-- analyze_grown_tables --
+-- The planner's statistics of the tables a crawl grows, taken again for those that have
+-- outgrown them: never analysed, or holding more than twice the rows the planner counts.
+-- The store runs it each time the pages it has stored double (focuscrawl.crawler.store:
+-- ANALYZE_FROM), as autovacuum looks only every minute on a stock server: until then a
+-- new table is planned as if empty, and the classifier's claim read every fetched page
+-- for each page it claimed (242 ms a claim at 20,000 pages) while the crawler's claim
+-- sorted the frontier instead of reading its index.
+DO $$
+DECLARE
+    grown regclass;
+BEGIN
+    FOR grown IN
+        SELECT c.oid::regclass
+        FROM unnest(ARRAY[to_regclass('doc'), to_regclass('doc_fetch'), to_regclass('doc_text'),
+                          to_regclass('link'), to_regclass('site'),
+                          to_regclass('link_example')]) AS r(rel)
+        JOIN pg_class AS c ON c.oid = r.rel
+        LEFT JOIN pg_stat_all_tables AS s ON s.relid = c.oid
+        WHERE c.reltuples < 0 OR coalesce(s.n_live_tup, 0) > 2 * c.reltuples
+    LOOP
+        EXECUTE 'ANALYZE ' || grown::text;
+    END LOOP;
+END
+$$;

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 import time
 
+import pytest
 import sqlalchemy as sa
 
+from focuscrawl.crawler import store as store_module
 from focuscrawl.crawler.store import FLUSH_SECONDS, Claim, Outcome, Store
 from focuscrawl.db.schema import DocState
 from focuscrawl.db.seeds import add_seeds
@@ -153,9 +155,10 @@ def test_page_text_is_stored_as_it_is_not_compressed(engine: sa.Engine) -> None:
     assert size >= len(text)
 
 
-def _stored_after(store: Store, seconds: float) -> int:
+def _stored_after(store: Store, seconds: float, pages: int = 1) -> int:
+    """What the store has stored once it has stored ``pages``, or ``seconds`` passed."""
     deadline = time.monotonic() + seconds
-    while store.stored == 0 and time.monotonic() < deadline:
+    while store.stored < pages and time.monotonic() < deadline:
         time.sleep(0.02)
     return store.stored
 
@@ -183,6 +186,47 @@ def test_a_store_without_an_interval_writes_only_when_told(engine: sa.Engine) ->
     finally:
         timed.close()
     assert [url for url, *_ in _links(engine)] == [C]  # the page's links, fetched again
+
+
+def _planned_rows(engine: sa.Engine) -> dict[str, float]:
+    """The rows the planner counts in each of the crawl's growing tables (-1: unknown,
+    never analysed)."""
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            "SELECT relname, reltuples FROM pg_class "
+            "WHERE relname IN ('doc', 'doc_fetch', 'doc_text', 'link', 'site') "
+            "AND relkind IN ('r', 'p')"
+        ).all()
+    return {name: float(count) for name, count in rows}
+
+
+def test_a_store_has_the_planner_count_the_crawls_tables_as_its_pages_double(
+    engine: sa.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Until autovacuum analyses them (every minute on a stock server) the tables of a
+    new crawl are planned as if empty, and the claims read whole tables; the store has
+    their statistics taken when its pages reach ANALYZE_FROM, and not before."""
+    monkeypatch.setattr(store_module, "ANALYZE_FROM", 2)
+    claim = _claim(engine)
+    assert set(_planned_rows(engine).values()) == {-1.0}  # a fresh database
+    store = Store(engine, flush_seconds=None)
+    store.start()
+    try:
+        page = _fetched(claim, [(B, "b"), (C, "c")])
+        page.text = "words"
+        store.put(page)
+        store.flush()
+        assert _stored_after(store, 10.0) == 1
+        assert set(_planned_rows(engine).values()) == {-1.0}
+        store.put(_fetched(claim, [(B, "b"), (D, "d")]))
+        store.flush()
+        assert _stored_after(store, 10.0, pages=2) == 2
+    finally:
+        store.close()
+    assert store.failure is None
+    planned = _planned_rows(engine)
+    assert planned["doc"] >= 3 and planned["link"] >= 2 and planned["site"] >= 2, planned
+    assert planned["doc_fetch"] >= 1 and planned["doc_text"] >= 1, planned
 
 
 def _lessons(engine: sa.Engine) -> list[tuple[object, ...]]:
