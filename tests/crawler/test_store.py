@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 import time
 
@@ -9,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from focuscrawl.crawler import store as store_module
-from focuscrawl.crawler.store import FLUSH_SECONDS, Claim, Outcome, Store
+from focuscrawl.crawler.store import FLUSH_SECONDS, Claim, Outcome, Store, copy_text
 from focuscrawl.db.schema import DocState
 from focuscrawl.db.seeds import add_seeds
 from focuscrawl.web.urls import oid_of
@@ -255,3 +256,34 @@ def test_a_request_that_failed_teaches_the_link_learner_its_url_once(engine: sa.
         )
     _write(engine, Outcome(claim, DocState.FRONTIER, error="timeout"))
     assert _lessons(engine) == []
+
+
+class _CountedReads(io.StringIO):
+    """A buffer that records how much each read took."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.reads: list[int] = []
+
+    def read(self, size: int | None = -1) -> str:
+        out = super().read(size)
+        self.reads.append(len(out))
+        return out
+
+
+def test_a_copy_is_read_in_one_piece(engine: sa.Engine) -> None:
+    """psycopg2 takes the GIL back after each piece of a COPY it sends (8,192 characters
+    unless told), and beside the crawler's parsing threads each take waits: the store's
+    COPYs are read whole."""
+    text = "".join(f"{n}\tword {n}\n" for n in range(5_000))
+    buffer = _CountedReads(text)
+    connection = engine.raw_connection()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("CREATE TEMP TABLE copied (n integer, s text)")
+            copy_text(cursor, "COPY copied FROM STDIN", buffer)
+            cursor.execute("SELECT count(*), max(s) FROM copied")
+            assert cursor.fetchone() == (5_000, "word 999")
+    finally:
+        connection.close()
+    assert len(text) > 8_192 and buffer.reads[0] == len(text) and sum(buffer.reads) == len(text)
