@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import logging
+import struct
 import threading
 from collections import deque
 from collections.abc import Container, Iterable
@@ -29,7 +30,15 @@ from focuscrawl.db.shards import Layout
 from focuscrawl.topics.linkmodel import LinkParts
 from focuscrawl.web.urls import oid_bucket, split_url, url_ids
 
-__all__ = ["FLUSH_SECONDS", "Claim", "Outcome", "Store", "copy_rows", "copy_text"]
+__all__ = [
+    "FLUSH_SECONDS",
+    "Claim",
+    "Outcome",
+    "Store",
+    "copy_page_texts",
+    "copy_rows",
+    "copy_text",
+]
 
 log = logging.getLogger("focuscrawl.crawler")
 
@@ -126,6 +135,37 @@ def copy_rows(cursor: Any, table: str, rows: Iterable[tuple[Any, ...]]) -> None:
         buffer.write("\t".join(map(_field, row)))
         buffer.write("\n")
     copy_text(cursor, f"COPY {table} FROM STDIN", buffer)
+
+
+#: COPY's binary format: its signature, flags and header extension; a row of doc_text
+#: (three fields: an int8, an int2 and the text's bytes); the end
+_BINARY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack("!ii", 0, 0)
+_TEXT_ROW = struct.Struct("!hiqihi")
+_BINARY_END = struct.pack("!h", -1)
+
+
+def copy_page_texts(cursor: Any, texts: Iterable[tuple[int, int, str]]) -> None:
+    """COPY (oid, bucket, text) rows into doc_text in COPY's binary format: a text goes
+    as its bytes, with nothing to escape on this side or to unescape on the server's
+    (4,000 Wikispeedia texts, 75 MB, COPYed alone: 0.1 s of the client's CPU against
+    0.4-0.5 s in the text format, and stored in 0.34-0.38 s against 0.78-0.84). NUL,
+    which PostgreSQL text cannot hold, is dropped, as the text format's escape does."""
+    # the text of a binary COPY is read in the client's encoding, as in the text format
+    codec = psycopg2.extensions.encodings[cursor.connection.encoding]
+    parts = [_BINARY_HEADER]
+    for oid, bucket, text in texts:
+        if "\x00" in text:
+            text = text.replace("\x00", "")
+        data = text.encode(codec, "replace")
+        parts.append(_TEXT_ROW.pack(3, 8, oid, 2, bucket, len(data)))
+        parts.append(data)
+    parts.append(_BINARY_END)
+    body = b"".join(parts)
+    cursor.copy_expert(
+        "COPY doc_text (oid, bucket, text) FROM STDIN (FORMAT binary)",
+        io.BytesIO(body),
+        size=max(len(body), 1),
+    )
 
 
 def copy_text(cursor: Any, statement: str, buffer: io.StringIO) -> None:
@@ -370,7 +410,7 @@ class Store:
             if texts:
                 for buckets, oids in shards.split(oid for oid, _, _ in texts):
                     cursor.execute(queries["forget_texts"], {"oids": oids, "buckets": buckets})
-                copy_rows(cursor, "doc_text (oid, bucket, text)", texts)
+                copy_page_texts(cursor, texts)
             cursor.execute(queries["store_results"])
             # the link model whose sums the pages' links keep (link.own), if any
             links_model = model_id if with_links and model_id else None

@@ -156,6 +156,20 @@ def test_page_text_is_stored_as_it_is_not_compressed(engine: sa.Engine) -> None:
     assert size >= len(text)
 
 
+def test_page_text_is_stored_exactly_but_for_nul(engine: sa.Engine) -> None:
+    """Texts go in COPY's binary format: what the text format escapes (backslash, tab,
+    newline, carriage return) arrives as it was, and so do letters of any script; NUL,
+    which PostgreSQL text cannot hold, is dropped."""
+    claim = _claim(engine)
+    text = "back\\slash \\N\ttab\nline\r\nend Ünïcödé 漢字 🙂 nul\x00here"
+    outcome = _fetched(claim, [])
+    outcome.text = text
+    _write(engine, outcome)
+    with engine.connect() as connection:
+        stored = connection.exec_driver_sql("SELECT text FROM doc_text").scalar_one()
+    assert stored == text.replace("\x00", "")
+
+
 def _stored_after(store: Store, seconds: float, pages: int = 1) -> int:
     """What the store has stored once it has stored ``pages``, or ``seconds`` passed."""
     deadline = time.monotonic() + seconds
