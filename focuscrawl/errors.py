@@ -29,6 +29,7 @@ __all__ = [
     "InvalidURL",
     "SchemaError",
     "TaxonomyError",
+    "check_tcp_port",
     "first_invalid",
 ]
 
@@ -83,3 +84,9 @@ def first_invalid(exc: ValidationError) -> str:
     why = str(reason) if reason is not None else str(error["msg"])
     why = " ".join((why[:1].lower() + why[1:]).split())
     return f"{where}: {why}" if where else why
+
+
+def check_tcp_port(option: str, port: int) -> None:
+    """A ConfigError naming ``option`` unless ``port`` is a TCP port (0: any free one)."""
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"{option} {port}: not a TCP port (0-65535)")

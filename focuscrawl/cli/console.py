@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from focuscrawl.cli.common import engine_from
-from focuscrawl.errors import ConfigError
+from focuscrawl.errors import ConfigError, check_tcp_port
 
 
 def console_command(
@@ -35,8 +35,7 @@ def console_command(
 
     from focuscrawl.console import LOOPBACK, create_app, new_token
 
-    if not 0 <= port <= 65535:
-        raise ConfigError(f"--port {port}: not a TCP port (0-65535)")
+    check_tcp_port("--port", port)
     token = token or None  # an empty FOCUSCRAWL_CONSOLE_TOKEN (compose's default): a new one
     if token is not None and len(token) < 8:
         raise ConfigError("--token: at least 8 characters")

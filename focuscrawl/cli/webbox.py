@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from focuscrawl.cli.common import Group, settings_from
-from focuscrawl.errors import ConfigError, CorpusError
+from focuscrawl.errors import ConfigError, CorpusError, check_tcp_port
 from focuscrawl.web.corpus import corpus_dir
 from focuscrawl.webbox import RequestLog, WebBox, load_corpus, serve_forever
 from focuscrawl.webbox.process import LOG_FILE, start_background, stop_background
@@ -199,6 +199,7 @@ def serve(
     ] = False,
 ) -> None:
     """Serve a corpus as an HTTP forward proxy until Ctrl-C (or in the background)."""
+    check_tcp_port("--port", port)
     home = settings_from(ctx).home_path
     if background:
         corpus_dir(corpus, home)  # a corpus that is not there fails here, in one line

@@ -30,7 +30,7 @@ from sqlalchemy.engine import Engine
 
 from focuscrawl.db.database import execute
 from focuscrawl.db.queries import queries
-from focuscrawl.errors import ConfigError
+from focuscrawl.errors import ConfigError, check_tcp_port
 from focuscrawl.monitor.dashboard import health, unless_away
 
 __all__ = [
@@ -229,8 +229,7 @@ class MetricsServer:
 def serve(registry: CollectorRegistry, port: int, host: str = "127.0.0.1") -> MetricsServer:
     """Serve ``registry`` at http://host:port/metrics (port 0: any free one) in a daemon
     thread. A port in use is a ConfigError."""
-    if not 0 <= port <= 65535:
-        raise ConfigError(f"--metrics-port {port}: not a TCP port (0-65535)")
+    check_tcp_port("--metrics-port", port)
     try:
         server, thread = start_http_server(port, addr=host, registry=registry)
     except OSError as exc:

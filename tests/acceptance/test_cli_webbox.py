@@ -79,6 +79,10 @@ def test_serve_refuses_a_non_loopback_address(cli, wikispeedia_home: Path) -> No
         "webbox", "serve", "--address", "0.0.0.0", env={"FOCUSCRAWL_HOME": str(wikispeedia_home)}
     )
     assert result.returncode == 2 and "loopback only" in result.stderr
+    for port in ("99999", "-1"):  # a port bind() cannot take was a traceback
+        bad = cli("webbox", "serve", "--port", port, env={"FOCUSCRAWL_HOME": str(wikispeedia_home)})
+        assert bad.returncode == 2 and "not a TCP port" in bad.stderr, bad.stderr
+        assert len(bad.stderr.splitlines()) == 1
 
 
 def test_a_web_in_a_box_stops_when_the_process_that_started_it_is_killed(
