@@ -193,20 +193,28 @@ def _with_lock(engine: Engine, action: str, revision: str) -> None:
 
 
 def upgrade(engine: Engine, revision: str = MAIN) -> None:
-    _with_lock(engine, "upgrade", revision)
+    """Up to ``revision`` (``main@head``, ``baselines@head``, a revision such as
+    ``0019``, or a step such as ``+1``); a revision alembic cannot find is a one-line
+    SchemaError."""
+    _migrate(engine, "upgrade", revision, "main@head, baselines@head, a revision such as 0019")
 
 
 def downgrade(engine: Engine, revision: str) -> None:
     """Down to ``revision`` (``base``, a revision such as ``0019``, or a step such as
     ``-1``); a revision alembic cannot find is a one-line SchemaError."""
+    _migrate(engine, "downgrade", revision, "base, a revision such as 0019")
+
+
+def _migrate(engine: Engine, direction: str, revision: str, examples: str) -> None:
     from alembic.util import CommandError
 
+    step = "+1" if direction == "upgrade" else "-1"
     try:
-        _with_lock(engine, "downgrade", revision)
+        _with_lock(engine, direction, revision)
     except CommandError as exc:
         raise SchemaError(
-            f"cannot downgrade to {revision!r}: {exc}; give base, a revision such as "
-            "0019, or a number of steps such as -1"
+            f"cannot {direction} to {revision!r}: {exc}; give {examples}, or a number of "
+            f"steps such as {step}"
         ) from exc
 
 

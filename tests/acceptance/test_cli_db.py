@@ -97,6 +97,11 @@ def test_db_downgrade_takes_a_relative_revision_as_its_help_says(cli, db_url: st
         assert refused.returncode == 2
         assert refused.stderr.startswith("focuscrawl: error: cannot downgrade to")
         assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    refused = cli("db", "upgrade", "zzz", env=env)  # was alembic's traceback
+    assert refused.returncode == 2 and refused.stderr.startswith(
+        "focuscrawl: error: cannot upgrade to"
+    )
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     assert "up to date" in cli("db", "status", env=env).stdout  # nothing was lost
 
 
