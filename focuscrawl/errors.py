@@ -17,6 +17,7 @@ translated at exactly one boundary each, with ``raise ... from exc``.
 from __future__ import annotations
 
 import json
+import math
 
 from pydantic import ValidationError
 
@@ -29,6 +30,7 @@ __all__ = [
     "InvalidURL",
     "SchemaError",
     "TaxonomyError",
+    "check_range",
     "check_tcp_port",
     "first_invalid",
 ]
@@ -84,6 +86,15 @@ def first_invalid(exc: ValidationError) -> str:
     why = str(reason) if reason is not None else str(error["msg"])
     why = " ".join((why[:1].lower() + why[1:]).split())
     return f"{where}: {why}" if where else why
+
+
+def check_range(name: str, value: float, low: float, high: float | None = None) -> None:
+    """A ConfigError naming ``name`` unless ``low <= value <= high`` (None: no upper
+    bound; NaN is in no range)."""
+    if low <= value <= (math.inf if high is None else high):
+        return
+    bounds = f"at least {low:g}" if high is None else f"between {low:g} and {high:g}"
+    raise ConfigError(f"{name} must be {bounds}, not {value}")
 
 
 def check_tcp_port(option: str, port: int) -> None:

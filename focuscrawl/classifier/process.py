@@ -37,7 +37,7 @@ from focuscrawl.db.notify import PAGES_STORED, Listener
 from focuscrawl.db.outages import retry_until_done
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap, shard_map
-from focuscrawl.errors import TaxonomyError
+from focuscrawl.errors import TaxonomyError, check_range
 from focuscrawl.monitor.metrics import ClassifierMetrics
 from focuscrawl.topics.linkmodel import ANCHOR_ESTIMATES, LINK_ESTIMATES, LinkModel
 from focuscrawl.topics.taxonomy import Tree, load_tree
@@ -106,6 +106,7 @@ class Classifier:
         poll_seconds: float = POLL_S,
         on_batch: Callable[[ClassifyStats], None] | None = None,
     ) -> None:
+        check_range("--batch", batch, 1)
         self.engine = engine
         self.batch = batch
         self.poll_seconds = poll_seconds

@@ -319,8 +319,6 @@ def eval_command(
     if sweep and topic:
         raise ConfigError("--sweep chooses the topics itself; leave out --topic")
     budget_list = parse_budgets(budgets)
-    if seed_distance < 0:
-        raise ConfigError("--seed-distance must be 0 or more")
     if taxonomy not in ("full", "examples"):
         raise ConfigError(f"--taxonomy {taxonomy!r}: expected full or examples")
     if background not in ("corpus", "shipped"):

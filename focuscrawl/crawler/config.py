@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from focuscrawl.crawler.fetch import FetchConfig
-from focuscrawl.errors import ConfigError
+from focuscrawl.errors import check_range
 from focuscrawl.settings import Settings, default_of
 
 __all__ = [
@@ -155,28 +154,20 @@ class CrawlConfig:
         out of every range): a crawl must not start on a value that would stall it or
         poison the database for later crawls (an infinite host delay stored as a
         site's next request time)."""
-        _within("--threads", self.threads, 1, 512)
-        _within("host_delay", self.host_delay, 0.0, 3600.0)
+        check_range("--threads", self.threads, 1, 512)
+        check_range("host_delay", self.host_delay, 0.0, 3600.0)
         if self.max_pages is not None:
-            _within("--max-pages", self.max_pages, 1)
-        _within("--lease-seconds", self.lease_seconds, 1.0, 7 * 86_400.0)
-        _within("max_tries", self.max_tries, 1)
-        _within("--max-depth", self.max_depth, 0, 32_767)  # priority is a smallint
+            check_range("--max-pages", self.max_pages, 1)
+        check_range("--lease-seconds", self.lease_seconds, 1.0, 7 * 86_400.0)
+        check_range("max_tries", self.max_tries, 1)
+        check_range("--max-depth", self.max_depth, 0, 32_767)  # priority is a smallint
         if self.idle_exit_seconds is not None:
-            _within("--idle-exit", self.idle_exit_seconds, 0.0, 86_400.0 * 365)
+            check_range("--idle-exit", self.idle_exit_seconds, 0.0, 86_400.0 * 365)
         if self.revisit_after_seconds is not None:
-            _within("--revisit-after", self.revisit_after_seconds, 0.0, 86_400.0 * 3650)
+            check_range("--revisit-after", self.revisit_after_seconds, 0.0, 86_400.0 * 3650)
         if self.max_backlog is not None:
-            _within("--max-backlog", self.max_backlog, 1)
-        _within("--backlog-share", self.backlog_share, 0.0, 1.0)
-        _within("--revisit-share", self.revisit_share, 0.0, 1.0)
-        _within("--warc-max-size", self.warc_max_bytes, 1)
-        _within("max_crawl_delay", self.max_crawl_delay, 0.0, 86_400.0)
-
-
-def _within(name: str, value: float, low: float, high: float | None = None) -> None:
-    """A ConfigError unless ``low <= value <= high`` (None: no upper bound)."""
-    if low <= value <= (math.inf if high is None else high):  # NaN is in no range
-        return
-    bounds = f"at least {low:g}" if high is None else f"between {low:g} and {high:g}"
-    raise ConfigError(f"{name} must be {bounds}, not {value}")
+            check_range("--max-backlog", self.max_backlog, 1)
+        check_range("--backlog-share", self.backlog_share, 0.0, 1.0)
+        check_range("--revisit-share", self.revisit_share, 0.0, 1.0)
+        check_range("--warc-max-size", self.warc_max_bytes, 1)
+        check_range("max_crawl_delay", self.max_crawl_delay, 0.0, 86_400.0)

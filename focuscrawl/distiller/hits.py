@@ -13,7 +13,7 @@ from focuscrawl.db.database import execute
 from focuscrawl.db.outages import retry_rolled_back
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import shard_map
-from focuscrawl.errors import FocuscrawlError
+from focuscrawl.errors import FocuscrawlError, check_range
 
 __all__ = [
     "DEFAULT_ITERATIONS",
@@ -53,6 +53,7 @@ def run_hits(
         raise FocuscrawlError("--share must be above 0 and at most 1")
     if iterations < 1:
         raise FocuscrawlError("--iterations must be at least 1")
+    check_range("--tolerance", tolerance, 0.0)
 
     def distil() -> tuple[int, Any]:
         with engine.begin() as connection:

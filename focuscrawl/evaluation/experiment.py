@@ -29,7 +29,7 @@ from focuscrawl.crawler.parse import parse_html
 from focuscrawl.db.database import execute
 from focuscrawl.db.migrate import drop_database, sibling_database
 from focuscrawl.db.queries import queries
-from focuscrawl.errors import CorpusError, DatabaseError
+from focuscrawl.errors import CorpusError, DatabaseError, check_range
 from focuscrawl.evaluation.metrics import (
     cumulative_share,
     first_distinct,
@@ -112,6 +112,18 @@ class EvalOptions:
     #: d > 0: the seeds are pages d links from the topic's nearest page, none relevant,
     #: and the examples a separate sample of relevant pages
     seed_distance: int = 0
+
+    def __post_init__(self) -> None:
+        """Options out of range refused before anything is built or crawled."""
+        check_range("--threads", self.threads, 1, 512)
+        check_range("--train-fraction", self.train_fraction, 0.0, 1.0)
+        check_range("--backlog", self.backlog, 1)
+        check_range("--backlog-share", self.backlog_share, 0.0, 1.0)
+        check_range("--label-after", self.label_after, 1)
+        check_range("--labels", self.labels, 1)
+        check_range("--seed-distance", self.seed_distance, 0)
+        if self.distill_every is not None:
+            check_range("--distill-every", self.distill_every, 0)
 
 
 def _quiet(what: str, done: int, total: int) -> None:
