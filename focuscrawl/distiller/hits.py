@@ -51,8 +51,7 @@ def run_hits(
     """One distillation in one transaction; its scores become visible when it is done."""
     if not 0 < share <= 1:
         raise FocuscrawlError("--share must be above 0 and at most 1")
-    if iterations < 1:
-        raise FocuscrawlError("--iterations must be at least 1")
+    check_range("--iterations", iterations, 1)
     check_range("--tolerance", tolerance, 0.0)
 
     def distil() -> tuple[int, Any]:
