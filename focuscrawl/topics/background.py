@@ -3,7 +3,8 @@
 A topic is learned against what it is not. The background is a general tree of
 categories, each with a few short excerpts of real pages, built from the Wikispeedia
 corpus (``scripts/build_background.py``; the second level of its subjects, such as
-``Science.Chemistry`` or ``Geography.Storms``) and shipped in the package as
+``Science.Chemistry`` or ``Geography.Storms``, and the subjects with no second level,
+``Countries`` and ``Mathematics``) and shipped in the package as
 ``background.json.gz``. Licence: the excerpts are Wikipedia article text (the 2007
 Wikipedia for Schools selection that Wikispeedia serves) under the GNU Free
 Documentation License; cite West & Leskovec, WWW 2012, and West, Pineau & Precup,
@@ -80,8 +81,9 @@ def build_background(
     seed: int = 1,
 ) -> Background:
     """Excerpts of the corpus's second-level categories (``A.B`` of ``root.A.B...``; the
-    corpus's own levels when its labels are shallower, ``topic_levels``), ``per_category``
-    random pages each, none of the ``exclude``d URLs."""
+    corpus's own levels when its labels are shallower, ``topic_levels``; a subject with
+    no second level as itself), ``per_category`` random pages each, none of the
+    ``exclude``d URLs."""
     paths = corpus_taxonomy(directory)
     tree = tree_from_paths(paths)
     corpus, labels = corpus_labels(directory, tree)
@@ -93,11 +95,15 @@ def build_background(
             continue
         for kcid in kcids:
             parts = tree.path(kcid).split(".")[skipped : skipped + taken]
-            if len(parts) == taken:
+            # a subject with no level below (Wikispeedia's Countries and Mathematics) is a
+            # category of its own, not left out of the background
+            if len(parts) == taken or (parts and tree.is_leaf(kcid)):
                 by_category[".".join(parts)].add(url)
     rng = random.Random(seed)
     background: Background = {}
-    for category in sorted(by_category):
+    # full-depth categories first: a shallow subject drawn last leaves their draws as
+    # they were before such subjects joined the background
+    for category in sorted(by_category, key=lambda c: (c.count(".") + 1 < taken, c)):
         urls = sorted(by_category[category])
         if len(urls) < MIN_PAGES:
             continue
