@@ -5,11 +5,11 @@ left out of it, and the other categories' excerpts stay as they were drawn witho
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 from focuscrawl.topics.background import build_background
+from tests.classifier.topics import write_labelled_corpus
 
 WORDS = {
     "subject.Science.Physics": "quark force energy field mass particle",
@@ -20,8 +20,7 @@ WORDS = {
 
 def _corpus(directory: Path, categories: list[str], pages: int = 12) -> Path:
     rng = random.Random(5)
-    (directory / "truth").mkdir(parents=True)
-    lines, labels = [], []
+    made = []
     for category in categories:
         words = WORDS[category].split()
         for i in range(pages):
@@ -29,15 +28,8 @@ def _corpus(directory: Path, categories: list[str], pages: int = 12) -> Path:
             text = " ".join(rng.choice(words) for _ in range(40))
             title = f"<title>{category} {i}</title>"
             body = f"<html><head>{title}</head><body><p>{text}</p></body></html>"
-            lines.append(json.dumps({"url": url, "body": body}))
-            labels.append(f"{url}\t{category}")
-    (directory / "corpus.json").write_text(
-        json.dumps({"format": 1, "name": "subjects", "kind": "static", "faults": False})
-    )
-    (directory / "pages.jsonl").write_text("\n".join(lines) + "\n")
-    (directory / "truth" / "labels.tsv").write_text("\n".join(labels) + "\n")
-    (directory / "truth" / "taxonomy.txt").write_text("\n".join(categories) + "\n")
-    return directory
+            made.append((url, body, category))
+    return write_labelled_corpus(directory, "subjects", made, categories)
 
 
 def test_a_subject_with_no_level_below_is_a_category_of_its_own(tmp_path: Path) -> None:

@@ -85,9 +85,8 @@ def write_tree_dir(directory: Path, examples_per_leaf: int = 6, seed: int = 3) -
 def write_corpus(directory: Path, seed: int = 4) -> Path:
     """A static web: 120 linked pages with truth/labels.tsv and truth/taxonomy.txt."""
     rng = random.Random(seed)
-    (directory / "truth").mkdir(parents=True, exist_ok=True)
     urls = {leaf: [page_url(leaf, i) for i in range(PAGES_PER_LEAF)] for leaf in LEAVES}
-    lines, labels = [], []
+    made: list[tuple[str, str, str]] = []
     for leaf, pages in urls.items():
         for url in pages:
             links = []
@@ -99,15 +98,25 @@ def write_corpus(directory: Path, seed: int = 4) -> Path:
                 f"<html><head><title>{leaf.split('.')[-1]}</title></head><body>"
                 f"<p>{page_text(rng, leaf)}</p><p>{anchors}</p></body></html>"
             )
-            headers = {"Content-Type": "text/html; charset=utf-8"}
-            lines.append(json.dumps({"url": url, "headers": headers, "body": body}))
-            labels.append(f"{url}\t{leaf}")
+            made.append((url, body, leaf))
+    return write_labelled_corpus(directory, "topics", made, list(LEAVES))
+
+
+def write_labelled_corpus(
+    directory: Path, name: str, pages: list[tuple[str, str, str]], taxonomy: list[str]
+) -> Path:
+    """A static web-in-a-box corpus of ``pages`` (URL, HTML body, category) with its ground
+    truth (truth/labels.tsv, truth/taxonomy.txt)."""
+    (directory / "truth").mkdir(parents=True, exist_ok=True)
+    headers = {"Content-Type": "text/html; charset=utf-8"}
+    lines = [json.dumps({"url": url, "headers": headers, "body": body}) for url, body, _ in pages]
     (directory / "corpus.json").write_text(
-        json.dumps({"format": 1, "name": "topics", "kind": "static", "faults": False})
+        json.dumps({"format": 1, "name": name, "kind": "static", "faults": False})
     )
     (directory / "pages.jsonl").write_text("\n".join(lines) + "\n")
+    labels = [f"{url}\t{category}" for url, _, category in pages]
     (directory / "truth" / "labels.tsv").write_text("\n".join(labels) + "\n")
-    (directory / "truth" / "taxonomy.txt").write_text("\n".join(LEAVES) + "\n")
+    (directory / "truth" / "taxonomy.txt").write_text("\n".join(taxonomy) + "\n")
     return directory
 
 
