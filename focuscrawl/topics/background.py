@@ -3,8 +3,8 @@
 A topic is learned against what it is not. The background is a general tree of
 categories, each with a few short excerpts of real pages, built from the Wikispeedia
 corpus (``scripts/build_background.py``; the second level of its subjects, such as
-``Science.Chemistry`` or ``Geography.Storms``, and the subjects with no second level,
-``Countries`` and ``Mathematics``) and shipped in the package as
+``Science.Chemistry`` or ``Geography.Storms``, and a subject with no second level whose
+pages are its own, ``Mathematics``) and shipped in the package as
 ``background.json.gz``. Licence: the excerpts are Wikipedia article text (the 2007
 Wikipedia for Schools selection that Wikispeedia serves) under the GNU Free
 Documentation License; cite West & Leskovec, WWW 2012, and West, Pineau & Precup,
@@ -65,6 +65,10 @@ OWN_SHARE = 0.5
 #: background's text does (``_distinctive``)
 DISTINCT_RATIO = 2.0
 
+#: a subject with no level below is left out of the background when this share of its
+#: pages are in other categories too (``build_background``)
+SHARED_SHARE = 0.5
+
 #: the background's leaf of general text: the first excerpt of each category, pooled
 GENERAL = "General_text"
 
@@ -82,8 +86,8 @@ def build_background(
 ) -> Background:
     """Excerpts of the corpus's second-level categories (``A.B`` of ``root.A.B...``; the
     corpus's own levels when its labels are shallower, ``topic_levels``; a subject with
-    no second level as itself), ``per_category`` random pages each, none of the
-    ``exclude``d URLs."""
+    no second level as itself, unless ``SHARED_SHARE`` of its pages lie in those), ``per_category``
+    random pages each, none of the ``exclude``d URLs."""
     paths = corpus_taxonomy(directory)
     tree = tree_from_paths(paths)
     corpus, labels = corpus_labels(directory, tree)
@@ -95,10 +99,16 @@ def build_background(
             continue
         for kcid in kcids:
             parts = tree.path(kcid).split(".")[skipped : skipped + taken]
-            # a subject with no level below (Wikispeedia's Countries and Mathematics) is a
-            # category of its own, not left out of the background
             if len(parts) == taken or (parts and tree.is_leaf(kcid)):
                 by_category[".".join(parts)].add(url)
+    # a subject with no level below is a category of its own (Wikispeedia's Mathematics)
+    # when most of its pages are in no other: one whose pages all are (Wikispeedia's
+    # Countries, each also in its region's geography) is a kind of page, not a subject,
+    # and as a category would take those pages from their subjects
+    full = set().union(*(urls for c, urls in by_category.items() if c.count(".") + 1 == taken))
+    for category in [c for c in by_category if c.count(".") + 1 < taken]:
+        if len(by_category[category] & full) >= SHARED_SHARE * len(by_category[category]):
+            del by_category[category]
     rng = random.Random(seed)
     background: Background = {}
     # full-depth categories first: a shallow subject drawn last leaves their draws as

@@ -1,7 +1,9 @@
 """The background a topic is learned against (``build_background``), built from a
-corpus's categories: a subject the corpus labels with no level below it (Wikispeedia's
-Countries, 229 pages, and Mathematics, 45) is a category of the background too, not
-left out of it, and the other categories' excerpts stay as they were drawn without it."""
+corpus's categories: a subject the corpus labels with no level below it is a category
+of the background when its pages are its own (Wikispeedia's Mathematics, 43 of 45
+pages), not when they all lie in other subjects too (Wikispeedia's Countries, each
+also its region's geography); the other categories' excerpts stay as they were drawn
+without it."""
 
 from __future__ import annotations
 
@@ -13,12 +15,12 @@ from tests.classifier.topics import write_labelled_corpus
 
 WORDS = {
     "subject.Science.Physics": "quark force energy field mass particle",
-    "subject.Science.Chemistry": "acid molecule bond reaction oxide salt",
-    "subject.Countries": "capital republic province border population parliament",
+    "subject.Geography.Europe": "capital republic province border population parliament",
+    "subject.Mathematics": "theorem proof integer algebra matrix equation",
 }
 
 
-def _corpus(directory: Path, categories: list[str], pages: int = 12) -> Path:
+def _corpus(directory: Path, categories: list[str], countries: bool, pages: int = 12) -> Path:
     rng = random.Random(5)
     made = []
     for category in categories:
@@ -29,16 +31,24 @@ def _corpus(directory: Path, categories: list[str], pages: int = 12) -> Path:
             title = f"<title>{category} {i}</title>"
             body = f"<html><head>{title}</head><body><p>{text}</p></body></html>"
             made.append((url, body, category))
-    return write_labelled_corpus(directory, "subjects", made, categories)
+    taxonomy = [*categories, "subject.Countries"] if countries else categories
+    directory = write_labelled_corpus(directory, "subjects", made, taxonomy)
+    if countries:  # every page of Europe is a country too
+        europe = [url for url, _, category in made if category == "subject.Geography.Europe"]
+        with (directory / "truth" / "labels.tsv").open("a") as labels:
+            labels.writelines(f"{url}\tsubject.Countries\n" for url in europe)
+    return directory
 
 
-def test_a_subject_with_no_level_below_is_a_category_of_its_own(tmp_path: Path) -> None:
-    deep = ["subject.Science.Physics", "subject.Science.Chemistry"]
-    corpus = _corpus(tmp_path / "a", [*deep, "subject.Countries"])
-    with_countries = build_background(corpus, per_category=5)
-    assert sorted(with_countries) == ["Countries", "Science.Chemistry", "Science.Physics"]
-    assert len(with_countries["Countries"]) == 5
-    assert all("capital" in text or "republic" in text for _, text in with_countries["Countries"])
-    without = build_background(_corpus(tmp_path / "b", deep), per_category=5)
-    # Countries sorts before Science: drawn first, it would have moved their draws
-    assert {c: with_countries[c] for c in without} == without
+def test_a_subject_with_no_level_below_is_a_category_when_its_pages_are_its_own(
+    tmp_path: Path,
+) -> None:
+    deep = ["subject.Science.Physics", "subject.Geography.Europe"]
+    corpus = _corpus(tmp_path / "a", [*deep, "subject.Mathematics"], countries=True)
+    background = build_background(corpus, per_category=5)
+    assert sorted(background) == ["Geography.Europe", "Mathematics", "Science.Physics"]
+    assert len(background["Mathematics"]) == 5
+    assert all("theorem" in text or "proof" in text for _, text in background["Mathematics"])
+    without = build_background(_corpus(tmp_path / "b", deep, countries=False), per_category=5)
+    # Mathematics sorts before Science: drawn first, it would have moved its draws
+    assert {c: background[c] for c in without} == without
