@@ -105,15 +105,16 @@ def build_background(
     # when most of its pages are in no other: one whose pages all are (Wikispeedia's
     # Countries, each also in its region's geography) is a kind of page, not a subject,
     # and as a category would take those pages from their subjects
-    full = set().union(*(urls for c, urls in by_category.items() if c.count(".") + 1 == taken))
-    for category in [c for c in by_category if c.count(".") + 1 < taken]:
+    shallow = {c for c in by_category if c.count(".") + 1 < taken}
+    full = set().union(*(urls for c, urls in by_category.items() if c not in shallow))
+    for category in shallow:
         if len(by_category[category] & full) >= SHARED_SHARE * len(by_category[category]):
             del by_category[category]
     rng = random.Random(seed)
     background: Background = {}
     # full-depth categories first: a shallow subject drawn last leaves their draws as
     # they were before such subjects joined the background
-    for category in sorted(by_category, key=lambda c: (c.count(".") + 1 < taken, c)):
+    for category in sorted(by_category, key=lambda c: (c in shallow, c)):
         urls = sorted(by_category[category])
         if len(urls) < MIN_PAGES:
             continue
