@@ -88,9 +88,11 @@ def sweep_table(result: dict[str, Any]) -> str:
             parts.append(f"beats bfs by 0.02 on {entry['wins']}/{entry['topics']} topics")
         if "mean_ratio_to_bfs" in entry:
             none = entry.get("bfs_found_none", 0)
+            by_sample = ", ".join(f"{r:.2f}" for r in entry.get("mean_ratio_to_bfs_by_sample", []))
             parts.append(
-                f"mean ratio to bfs {entry['mean_ratio_to_bfs']:.2f} "
-                f"(ratio of means {entry['ratio_of_means_to_bfs']:.2f}"
+                f"mean ratio to bfs {entry['mean_ratio_to_bfs']:.2f} ("
+                + (f"by seed sample {by_sample}; " if by_sample else "")
+                + f"ratio of means {entry['ratio_of_means_to_bfs']:.2f}"
                 + (f"; bfs found none on {none} topics, left out of the mean" if none else "")
                 + ")"
             )

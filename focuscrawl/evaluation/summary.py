@@ -72,6 +72,9 @@ def sweep_summary(
             ratios = [value(t, name) / value(t, other) for t in topics if value(t, other) > 0]
             entry[f"mean_ratio_to_{label}"] = round(sum(ratios) / max(len(ratios), 1), 3)
             entry[f"{label}_found_none"] = len(topics) - len(ratios)
+            by_sample = _ratios_by_sample(topics, name, other)
+            if by_sample:
+                entry[f"mean_ratio_to_{label}_by_sample"] = by_sample
             base = sum(value(t, other) for t in topics)
             entry[f"ratio_of_means_to_{label}"] = round(sum(values) / max(base, 1e-9), 3)
             if other == baseline:
@@ -91,6 +94,29 @@ def sweep_summary(
         entry["topics"] = len(topics)
         summary[name] = entry
     return summary
+
+
+def _ratios_by_sample(topics: list[dict[str, Any]], name: str, other: str) -> list[float]:
+    """The mean per-topic ratio of ``name`` to ``other`` within each seed sample, when the
+    topics were crawled from several (``over_samples``); [] from one. How far these lie
+    apart is how much of a mean ratio is the choice of seeds."""
+    per_topic = [
+        (t["strategies"][name].get("samples", {}), t["strategies"][other].get("samples", {}))
+        for t in topics
+    ]
+    counts = {len(mine.get(HEADLINE, [])) for mine, _ in per_topic}
+    counts |= {len(theirs.get(HEADLINE, [])) for _, theirs in per_topic}
+    if len(counts) != 1 or (count := counts.pop()) < 2:
+        return []
+    means = []
+    for k in range(count):
+        ratios = [
+            mine[HEADLINE][k] / theirs[HEADLINE][k]
+            for mine, theirs in per_topic
+            if theirs[HEADLINE][k] > 0
+        ]
+        means.append(round(sum(ratios) / max(len(ratios), 1), 3))
+    return means
 
 
 def _largest_budget(measures: dict[str, Any]) -> str | None:

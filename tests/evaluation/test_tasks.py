@@ -8,7 +8,7 @@ import pytest
 from focuscrawl.errors import CorpusError
 from focuscrawl.evaluation.experiment import _measure
 from focuscrawl.evaluation.runs import CrawlTrace
-from focuscrawl.evaluation.summary import sweep_summary
+from focuscrawl.evaluation.summary import over_samples, sweep_summary
 from focuscrawl.evaluation.truth import GroundTruth
 
 # a -> b -> t1 (relevant); c -> t1; d -> a; e stands alone; t1 -> t2 (relevant)
@@ -60,3 +60,24 @@ def test_requests_that_failed_count_against_a_crawl_and_its_verdict_is_checked()
     assert summary["soft"]["mean_per_attempt"] == 0.5 and summary["soft"]["wins"] == 0
     assert summary["soft"]["mean_harvest"] == 1.0
     assert summary["soft"]["mean_recall_2n"] == 0.75
+
+
+def test_a_sweep_over_seed_samples_gives_the_mean_ratio_of_each_sample() -> None:
+    """Averaged over seed samples a topic's ratio hides how much the seeds decide; the
+    summary gives each sample's mean ratio beside it, and none from one sample."""
+
+    def sample(soft: float, bfs: float) -> dict[str, object]:
+        measures = {"per_attempt": soft, "harvest": soft}
+        return {"topic": "x.t", "seeds": [], "strategies": {
+            "soft": dict(measures), "bfs": {"per_attempt": bfs, "harvest": bfs}}}  # fmt: skip
+
+    topics = [
+        over_samples([sample(0.6, 0.3), sample(0.4, 0.4)]),  # ratios 2.0 and 1.0
+        over_samples([sample(0.3, 0.1), sample(0.2, 0.0)]),  # 3.0, and nothing to divide by
+    ]
+    summary = sweep_summary({"topics": topics})["soft"]
+    assert summary["mean_ratio_to_bfs_by_sample"] == [2.5, 1.0]
+    # the topics' means: 0.5 / 0.35 and 0.25 / 0.05
+    assert summary["mean_ratio_to_bfs"] == round((0.5 / 0.35 + 0.25 / 0.05) / 2, 3)
+    one = sweep_summary({"topics": [over_samples([sample(0.6, 0.3)])]})["soft"]
+    assert "mean_ratio_to_bfs_by_sample" not in one and one["mean_ratio_to_bfs"] == 2.0
