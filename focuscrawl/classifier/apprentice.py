@@ -42,7 +42,7 @@ import numpy as np
 from scipy import sparse
 from sqlalchemy.engine import Connection
 
-from focuscrawl.db.database import execute, in_columns
+from focuscrawl.db.database import execute, tuples
 from focuscrawl.db.queries import queries
 from focuscrawl.topics.linkmodel import (
     FEATURE_BITS,
@@ -373,7 +373,7 @@ def _all_lessons(
     with its target's relevance now (with ``two_step``, or what
     the target links to, see ``_CrawlLinks.lessons``; in an order of their own, see
     ``LinkLearner.learn``); the queue, which they include, is emptied."""
-    rows = in_columns(execute(connection, queries["crawl_link_examples"]), LESSON_COLUMNS)
+    rows = tuples(connection, queries["crawl_link_examples"], columns=LESSON_COLUMNS)
     crawl = links.lessons(rows, parent, two_step)
     failed = [
         Example(failure_parts(row.host, row.path), 0.0)

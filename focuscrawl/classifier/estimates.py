@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 from sqlalchemy.engine import Connection
 
 from focuscrawl.classifier.model import HierarchicalModel
-from focuscrawl.db.database import execute, in_columns
+from focuscrawl.db.database import execute, tuples
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap
 from focuscrawl.errors import ConfigError
@@ -74,7 +74,7 @@ def _relevance(log_r: float) -> float:
 
 def _rows(connection: Connection, name: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
     # read as tuples: a row's attributes cost more than the rest of a link's loop
-    return [tuple(row) for row in execute(connection, queries[name], params).all()]
+    return tuples(connection, queries[name], params)
 
 
 def _anchor_relevance(
@@ -223,8 +223,7 @@ def estimate_frontier(
     rise keeps what the first versions guessed, and on Wikispeedia from ten examples the
     crawl went on taking links to centuries and languages the first version rated high.
     Returns how many URLs it estimated."""
-    result = in_columns(execute(connection, queries["frontier_in_links"]), IN_LINK_COLUMNS)
-    rows: Sequence[Any] = result.all()
+    rows = tuples(connection, queries["frontier_in_links"], columns=IN_LINK_COLUMNS)
     if not rows:
         return 0
     # a link's parts are its row after the target, in LinkParts' order

@@ -19,7 +19,7 @@ from focuscrawl.classifier.estimates import IN_LINK_COLUMNS, Parent, anchor_term
 from focuscrawl.classifier.process import good_sets
 from focuscrawl.classifier.store import latest_model
 from focuscrawl.crawler.config import Mode
-from focuscrawl.db.database import execute, in_columns
+from focuscrawl.db.database import execute, tuples
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap
 from focuscrawl.evaluation.runs import CrawlPlan, prepare_strategy, run_crawl
@@ -519,6 +519,13 @@ def test_the_in_links_of_the_frontier_are_read_as_link_parts_by_position(
     assert IN_LINK_COLUMNS[0] == "oid_dst"
     assert IN_LINK_COLUMNS[1:] == LinkParts._fields[: len(IN_LINK_COLUMNS) - 1]
     with engine.connect() as connection:
-        assert in_columns(execute(connection, "SELECT 1 AS a, 2 AS b"), ("a", "b")).all()
+        assert tuples(connection, "SELECT 1 AS a, 2 AS b", columns=("a", "b")) == [(1, 2)]
         with pytest.raises(RuntimeError, match="columns"):
-            in_columns(execute(connection, "SELECT 1 AS b, 2 AS a"), ("a", "b"))
+            tuples(connection, "SELECT 1 AS b, 2 AS a", columns=("a", "b"))
+        # the rows of the connection's own transaction, parameters as execute takes them
+        execute(connection, "CREATE TEMP TABLE t (n int)")
+        execute(connection, "INSERT INTO t VALUES (1), (2), (3)")
+        assert tuples(connection, "SELECT n FROM t WHERE n > %(m)s ORDER BY n", {"m": 1}) == [
+            (2,),
+            (3,),
+        ]
