@@ -96,12 +96,18 @@ class Example:
     label: float  # R of the target, in [0, 1]
 
 
-def _parts(row: Any) -> LinkParts:
-    """A queued lesson's link; a URL whose request failed (no source) as what it teaches."""
-    _, host, path = split_url(row.url)
-    if row.src_relevance is None:
-        return failure_parts(host, path)
-    return LinkParts(row.anchor, row.context, host, path, row.src_cid, row.src_relevance)
+#: the columns of ``take_link_examples`` (sql/links.sql), in order
+QUEUE_COLUMNS = ("anchor", "context", "url", "src_cid", "src_relevance", "label")
+
+
+def _queued(row: tuple[Any, ...]) -> Example:
+    """A queued lesson (a row in ``QUEUE_COLUMNS``' order): its link, or for a URL whose
+    request failed (no source) what that teaches, and its label."""
+    anchor, context, url, src_cid, src_relevance, label = row
+    _, host, path = split_url(url)
+    if src_relevance is None:
+        return Example(failure_parts(host, path), float(label))
+    return Example(LinkParts(anchor, context, host, path, src_cid, src_relevance), float(label))
 
 
 def _example_key(example: Example) -> tuple[Any, ...]:
@@ -458,8 +464,8 @@ class LinkLearner:
             extra: dict[str, Any] = {"bootstrap": bootstrap, "previous": previous, "afresh": True}
             return _fit_afresh(connection, tree, lessons, parent, extra)
         examples = [
-            Example(_parts(r), float(r.label))
-            for r in execute(connection, queries["take_link_examples"])
+            _queued(row)
+            for row in tuples(connection, queries["take_link_examples"], columns=QUEUE_COLUMNS)
         ]
         # in an order of their own, not the table's: the rows came back in the order the
         # heap holds them, which vacuum and the plans of the statements that queued them
