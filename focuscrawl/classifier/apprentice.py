@@ -382,8 +382,8 @@ def _all_lessons(
     rows = tuples(connection, queries["crawl_link_examples"], columns=LESSON_COLUMNS)
     crawl = links.lessons(rows, parent, two_step)
     failed = [
-        Example(failure_parts(row.host, row.path), 0.0)
-        for row in execute(connection, queries["crawl_failed_urls"])
+        Example(failure_parts(host, path), 0.0)
+        for host, path in tuples(connection, queries["crawl_failed_urls"], columns=("host", "path"))
     ]
     execute(connection, queries["clear_link_examples"])
     return links.examples(bootstrap_examples(connection, tree) + failed, parent) + crawl
