@@ -143,8 +143,8 @@ WHERE m.model_id IN (SELECT DISTINCT model_id FROM doc_class);
 -- each in its best leaf: up to %(limit_on)s scored pages whose best leaf is a good one,
 -- at least %(min_relevance)s sure to be relevant (log R'), the surest first; and up to
 -- %(limit_off)s whose best leaf is not, below %(max_relevance)s, the surest off the topic
--- (the lowest R') first (the background learns what the crawled web looks like off the topic). Pages with text
--- only; pages that are examples (the user's, or labelled) left out.
+-- (the lowest R') first: the background learns what the crawled web looks like off the
+-- topic. Pages with text only; pages that are examples (the user's, or labelled) left out.
 -- (The text is read by key after the choice: on a Citus cluster it lies in doc_text's
 -- shards.)
 WITH examples AS MATERIALIZED (

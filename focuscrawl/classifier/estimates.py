@@ -72,11 +72,6 @@ def _relevance(log_r: float) -> float:
     return math.exp(max(log_r, -700.0))
 
 
-def _rows(connection: Connection, name: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-    # read as tuples: a row's attributes cost more than the rest of a link's loop
-    return tuples(connection, queries[name], params)
-
-
 def _anchor_relevance(
     page_model: HierarchicalModel, anchors: Sequence[str | None], good_frontier: Sequence[int]
 ) -> NDArray[np.float64]:
@@ -108,7 +103,7 @@ def _own_sums(
     unsummed = list(dict.fromkeys(row[0] for row in rows if row[2] is None))
     if not unsummed:
         return rows, np.asarray([row[2] for row in rows], dtype=np.float32)
-    found = _rows(connection, "scored_out_link_words", {"oids": unsummed})
+    found = tuples(connection, queries["scored_out_link_words"], {"oids": unsummed})
     words = {(row[0], row[1]): LinkParts(*row[2:]) for row in found}
     kept: list[tuple[Any, ...]] = []
     summed: list[float] = []
@@ -156,9 +151,9 @@ def pass_estimates(
     rows: list[tuple[Any, ...]]
     if from_parents or learned:  # (oid_src, oid_dst, own, anchor, path)
         params = {"oids": oids, "link_model": link_model.model_id if link_model else 0}
-        rows = _rows(connection, "scored_out_links", params)
+        rows = tuples(connection, queries["scored_out_links"], params)
     else:  # (oid_src, oid_dst, anchor, context, host, path)
-        rows = _rows(connection, "scored_out_link_words", {"oids": oids})
+        rows = tuples(connection, queries["scored_out_link_words"], {"oids": oids})
     if not rows:
         return 0
     good = set(good_leaves)
