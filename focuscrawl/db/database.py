@@ -132,9 +132,10 @@ def tuples(
     cursor = connection.connection.cursor()
     try:
         cursor.execute(statement, dict(params or {}))
-        got = tuple(d[0] for d in cursor.description or ())
-        if columns is not None and got != columns:
-            raise RuntimeError(f"a statement gives the columns {got}, where {columns} are read")
+        if columns is not None:
+            got = tuple(d[0] for d in cursor.description or ())
+            if got != columns:
+                raise RuntimeError(f"a statement gives the columns {got}, where {columns} are read")
         return cast(list[tuple[Any, ...]], cursor.fetchall())
     finally:
         cursor.close()

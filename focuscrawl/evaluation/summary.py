@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["HEADLINE", "SCALARS", "over_samples", "sweep_summary"]
@@ -67,11 +68,9 @@ def sweep_summary(
         for other, label in ((baseline, "bfs"), ("oracle", "oracle")):
             if other not in names or other == name:
                 continue
-            # a ratio to nothing is no number: topics where the other found none are
-            # left out of the mean ratio and counted
-            ratios = [value(t, name) / value(t, other) for t in topics if value(t, other) > 0]
-            entry[f"mean_ratio_to_{label}"] = round(sum(ratios) / max(len(ratios), 1), 3)
-            entry[f"{label}_found_none"] = len(topics) - len(ratios)
+            ratio, counted = _mean_ratio((value(t, name), value(t, other)) for t in topics)
+            entry[f"mean_ratio_to_{label}"] = ratio
+            entry[f"{label}_found_none"] = len(topics) - counted
             by_sample = _ratios_by_sample(topics, name, other)
             if by_sample:
                 entry[f"mean_ratio_to_{label}_by_sample"] = by_sample
@@ -108,15 +107,17 @@ def _ratios_by_sample(topics: list[dict[str, Any]], name: str, other: str) -> li
     counts |= {len(theirs.get(HEADLINE, [])) for _, theirs in per_topic}
     if len(counts) != 1 or (count := counts.pop()) < 2:
         return []
-    means = []
-    for k in range(count):
-        ratios = [
-            mine[HEADLINE][k] / theirs[HEADLINE][k]
-            for mine, theirs in per_topic
-            if theirs[HEADLINE][k] > 0
-        ]
-        means.append(round(sum(ratios) / max(len(ratios), 1), 3))
-    return means
+    return [
+        _mean_ratio((mine[HEADLINE][k], theirs[HEADLINE][k]) for mine, theirs in per_topic)[0]
+        for k in range(count)
+    ]
+
+
+def _mean_ratio(pairs: Iterable[tuple[float, float]]) -> tuple[float, int]:
+    """The mean of ``a / b`` over the pairs, and how many pairs it counts: a ratio to
+    nothing is no number, so a pair whose ``b`` is 0 (the other found none) is left out."""
+    ratios = [a / b for a, b in pairs if b > 0]
+    return round(sum(ratios) / max(len(ratios), 1), 3), len(ratios)
 
 
 def _largest_budget(measures: dict[str, Any]) -> str | None:
