@@ -1,10 +1,12 @@
 -- What `focuscrawl eval` reads of a finished crawl. Each runs in psql as it is.
 
 -- fetched_in_order --
--- Every fetched page in fetch order, with its host and the classifier's estimate R.
+-- Every fetched page in fetch order, with its host, the classifier's estimate R and
+-- the share of its text in links.
 SELECT d.oid, doc_url(d.https, s.host, d.path) AS url, s.host,
        CASE WHEN f.model_id IS NULL OR f.cid IS NULL THEN NULL
-            ELSE exp(greatest(d.relevance, -700)) END AS estimate
+            ELSE exp(greatest(d.relevance, -700)) END AS estimate,
+       f.link_share
 FROM doc AS d JOIN site AS s ON s.sid = d.sid AND s.bucket = d.bucket JOIN doc_fetch AS f ON f.oid = d.oid AND f.bucket = d.bucket
 WHERE d.state = 2
 ORDER BY f.fetch_seq;

@@ -12,7 +12,8 @@
 CREATE TEMP TABLE IF NOT EXISTS stage_result (
     oid bigint, state smallint, http_status smallint, error varchar(64),
     content_type varchar(128), content_hash bigint, title text, etag varchar(128),
-    last_modified varchar(64), sid integer, depth smallint, link_state smallint
+    last_modified varchar(64), sid integer, depth smallint, link_state smallint,
+    link_share real
 ) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS stage_link (
     oid_src bigint, oid_dst bigint, bytehash integer, https boolean, host text, path text,
@@ -132,11 +133,12 @@ WHERE d.oid = r.oid AND d.bucket = oid_bucket(r.oid);
 -- classification; any other fetched page goes to the classifier's queue (model_id NULL),
 -- with the link model whose sums its new links keep (%(links_model)s, or NULL: none).
 INSERT INTO doc_fetch AS f (oid, bucket, fetch_seq, fetched_at, content_hash, http_status,
-                            content_type, error, title, etag, last_modified, links_model)
+                            content_type, error, title, etag, last_modified, links_model,
+                            link_share)
 SELECT r.oid, oid_bucket(r.oid), CASE WHEN r.state = 2 THEN nextval('doc_fetch_seq') END,
        CASE WHEN r.state = 2 THEN now() END, r.content_hash, r.http_status,
        r.content_type, r.error, r.title, r.etag, r.last_modified,
-       CASE WHEN r.state = 2 THEN %(links_model)s::int END
+       CASE WHEN r.state = 2 THEN %(links_model)s::int END, r.link_share
 FROM stage_result AS r
 ORDER BY r.oid
 ON CONFLICT (oid, bucket) DO UPDATE
@@ -149,6 +151,7 @@ SET fetch_seq = coalesce(EXCLUDED.fetch_seq, f.fetch_seq),
     title = coalesce(EXCLUDED.title, f.title),
     etag = coalesce(EXCLUDED.etag, f.etag),
     last_modified = coalesce(EXCLUDED.last_modified, f.last_modified),
+    link_share = coalesce(EXCLUDED.link_share, f.link_share),
     model_id = CASE WHEN EXCLUDED.fetch_seq IS NOT NULL
                          AND EXCLUDED.http_status IS DISTINCT FROM 304
                     THEN NULL ELSE f.model_id END,

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from focuscrawl.cli.common import engine_from
-from focuscrawl.monitor.export import RELEVANT, export
+from focuscrawl.monitor.export import MOSTLY_LINKS, RELEVANT, export
 
 
 def export_command(
@@ -18,8 +18,9 @@ def export_command(
         str,
         typer.Option(
             help="relevant (pages with R at least --min-relevance, default "
-            f"{RELEVANT}), fetched (every page tried), hubs or authorities (the newest "
-            "distiller run's, best first)."
+            f"{RELEVANT}, less those whose text is mostly links: link_share at least "
+            f"{MOSTLY_LINKS}), fetched (every page tried), hubs or authorities (the "
+            "newest distiller run's, best first)."
         ),
     ] = "relevant",
     fmt: Annotated[str, typer.Option("--format", help="jsonl or csv.")] = "jsonl",
@@ -32,8 +33,8 @@ def export_command(
         typer.Option(help="File to write; standard output if not given.", show_default=False),
     ] = None,
 ) -> None:
-    """Stream pages with URL, title, relevance, class, fetch time, status, error and hub
-    and authority scores, in bounded memory whatever the crawl's size."""
+    """Stream pages with URL, title, relevance, class, fetch time, status, error, hub
+    and authority scores and link share, in bounded memory whatever the crawl's size."""
     count = export(engine_from(ctx), what, fmt, out, min_relevance)
     if out is not None:
         print(f"wrote {count:,} rows to {out}", file=sys.stderr)

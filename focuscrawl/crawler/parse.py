@@ -49,6 +49,10 @@ class ParsedPage:
     noindex: bool = False
     nofollow: bool = False
     charset: str = "utf-8"
+    #: the characters of the out-links' anchors over those of the text (0 with no text):
+    #: near 1 for a page that is a list of links (a home page, an index), low for an
+    #: article (focuscrawl.monitor.export.MOSTLY_LINKS)
+    link_share: float = 0.0
 
 
 def detect_charset(body: bytes, declared: str | None) -> str:
@@ -175,6 +179,9 @@ def parse_html(
             url, anchor, _ = page.links[index]
             page.links[index] = (url, anchor, context)
     page.text = _clean(text)
+    if page.text:
+        anchors = sum(len(anchor) for _, anchor, _ in page.links)
+        page.link_share = min(anchors / len(page.text), 1.0)
     return page
 
 

@@ -126,6 +126,7 @@ def outcome_of(claim: Claim, result: FetchResult, config: CrawlConfig, agent: st
         text=None if noindex else page.text,
         links=[] if nofollow else list(page.links),
         link_state=link_state(config),
+        link_share=page.link_share,
         etag=result.etag[:128] if result.etag else None,
         # a longer value is no HTTP date (29 characters), and is not kept
         last_modified=result.last_modified

@@ -95,6 +95,8 @@ class Outcome:
     #: targets (the context: the words around the link, focuscrawl.topics.linkmodel)
     links: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     link_state: DocState = DocState.FRONTIER
+    #: its links' share of its text (``ParsedPage.link_share``); None: not HTML
+    link_share: float | None = None
     etag: str | None = None
     last_modified: str | None = None
 
@@ -378,7 +380,8 @@ class Store:
             results.append(
                 (claim.oid, int(outcome.state), outcome.http_status, outcome.error,
                  outcome.content_type, outcome.content_hash, outcome.title, outcome.etag,
-                 outcome.last_modified, claim.sid, claim.depth, int(outcome.link_state))
+                 outcome.last_modified, claim.sid, claim.depth, int(outcome.link_state),
+                 outcome.link_share)
             )  # fmt: skip
             if outcome.text is not None:
                 texts.append((claim.oid, oid_bucket(claim.oid), outcome.text))

@@ -218,6 +218,8 @@ doc_fetch = Table(
     Column("bucket", SmallInteger, nullable=False),  # oid_bucket(oid) (0016)
     # the link model whose sums the page's out-links keep in link.own; NULL: none (0019)
     Column("links_model", Integer, nullable=True),
+    # its links' anchors' characters over its text's; NULL: not HTML, or fetched before (0024)
+    Column("link_share", REAL, nullable=True),
     PrimaryKeyConstraint("oid", "bucket", name="doc_fetch_pkey"),
     CheckConstraint("bucket = oid_bucket(oid)", name="doc_fetch_bucket_of_oid"),
     comment="What the last try of a URL found, and how its page was classified; "

@@ -49,6 +49,7 @@ from focuscrawl.evaluation.runs import (
 from focuscrawl.evaluation.strategies import Strategy
 from focuscrawl.evaluation.summary import over_samples
 from focuscrawl.evaluation.truth import GroundTruth, link_graph, load_truth
+from focuscrawl.monitor.export import MOSTLY_LINKS, RELEVANT
 from focuscrawl.topics.background import (
     MIN_PAGES,
     ROOT,
@@ -370,15 +371,17 @@ def _curves(flags: list[bool], estimates: list[float | None], relevant: int) -> 
     }
 
 
-#: a fetched page the crawl calls relevant: R at least this (export --what relevant)
-VERDICT_R = 0.5
-
-
 def _verdict(trace: CrawlTrace, relevant: frozenset[str]) -> dict[str, Any]:
-    """The crawl's own verdict, the pages ``export --what relevant`` would give (R at
-    least VERDICT_R among those fetched), against the ground truth: its precision, and
-    its recall among the relevant pages the crawl fetched."""
-    said = {u for u, e in zip(trace.urls, trace.estimates, strict=True) if (e or 0.0) >= VERDICT_R}
+    """The crawl's own verdict, the pages ``export --what relevant`` would give (among
+    those fetched, R at least RELEVANT, less those mostly links: MOSTLY_LINKS), against
+    the ground truth: its precision, and its recall among the relevant pages the crawl
+    fetched."""
+    shares = trace.link_shares or [None] * len(trace.urls)
+    said = {
+        url
+        for url, estimate, share in zip(trace.urls, trace.estimates, shares, strict=True)
+        if (estimate or 0.0) >= RELEVANT and (share is None or share < MOSTLY_LINKS)
+    }
     true = said & relevant
     fetched_relevant = relevant.intersection(trace.urls)
     return {

@@ -75,6 +75,8 @@ class CrawlTrace:
     hosts: list[str]
     estimates: list[float | None]
     seconds: float
+    #: each fetched page's share of text in links (``ParsedPage.link_share``), if known
+    link_shares: list[float | None] = field(default_factory=list)
     authorities: list[str] = field(default_factory=list)  # best first
     authority_hosts: list[str] = field(default_factory=list)
     authority_distances: list[int | None] = field(default_factory=list)
@@ -247,6 +249,7 @@ def _trace(engine: Engine, plan: CrawlPlan, seconds: float, distills: int) -> Cr
         hosts=[r.host for r in rows],
         estimates=[None if r.estimate is None else round(float(r.estimate), 4) for r in rows],
         seconds=round(seconds, 1),
+        link_shares=[r.link_share for r in rows],
         distills=distills,
     )
     if not rows:

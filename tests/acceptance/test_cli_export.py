@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from acceptance_helpers import crawl_sports_in_rounds  # type: ignore[import-not-found]
 
@@ -27,9 +28,22 @@ def test_export_every_kind_as_jsonl_and_csv(
 
     with engine.connect() as c:
         tried = c.exec_driver_sql("SELECT count(*) FROM doc_fetch").scalar_one()
+        # a relevant page that were mostly links (an index of the topic's pages) is a
+        # hub, not a page of the topic: --what relevant leaves it out
+        hub = c.exec_driver_sql(
+            "UPDATE doc_fetch SET link_share = 0.9 WHERE oid = (SELECT f.oid FROM doc_fetch "
+            "AS f JOIN doc AS d USING (oid) WHERE f.model_id IS NOT NULL "
+            "AND d.relevance >= ln(0.5) ORDER BY f.fetch_seq DESC LIMIT 1) RETURNING oid"
+        ).scalar_one()
+        c.commit()
         relevant = c.exec_driver_sql(
             "SELECT count(*) FROM doc_fetch AS f JOIN doc AS d USING (oid) "
-            "WHERE f.model_id IS NOT NULL AND d.relevance >= ln(0.5)"
+            "WHERE f.model_id IS NOT NULL AND d.relevance >= ln(0.5) "
+            "AND coalesce(f.link_share, 0) < 0.5"
+        ).scalar_one()
+        hub_url = c.exec_driver_sql(
+            "SELECT doc_url(d.https, s.host, d.path) FROM doc AS d JOIN site AS s USING (sid) "
+            f"WHERE d.oid = {hub}"
         ).scalar_one()
         authorities = c.exec_driver_sql(
             "SELECT count(*) FROM hits_score WHERE authority > 0 "
@@ -43,9 +57,14 @@ def test_export_every_kind_as_jsonl_and_csv(
     rows = [json.loads(line) for line in fetched.stdout.splitlines()]
     assert len(rows) == tried
     assert set(rows[0]) == {
-        "url", "title", "relevance", "class", "fetched_at", "status", "error", "hub", "authority"
+        "url", "title", "relevance", "class", "fetched_at", "status", "error", "hub", "authority",
+        "link_share",
     }  # fmt: skip
     assert rows[0]["url"] in seeds and rows[0]["status"] == 200
+    # the crawler measured each fetched page's links' share of its text
+    pages = [r for r in rows if r["status"] == 200]
+    assert pages and all(0.0 <= r["link_share"] < 0.5 for r in pages if r["url"] != hub_url)
+    assert [r["link_share"] for r in rows if r["url"] == hub_url] == [pytest.approx(0.9)]
     assert all(r["class"].startswith("topics.") for r in rows if r["relevance"] is not None)
     assert any(r["authority"] for r in rows) and any(r["hub"] for r in rows)
 
@@ -56,9 +75,11 @@ def test_export_every_kind_as_jsonl_and_csv(
     with out.open(newline="") as stream:
         table = list(csv.DictReader(stream))
     assert len(table) == relevant and all(float(r["relevance"]) >= 0.5 for r in table)
+    assert hub_url not in {r["url"] for r in table}
     assert all(r["class"].startswith("topics.sports") for r in table)
     everything = cli("export", "--min-relevance", "0", env=env).stdout.splitlines()
-    assert len(everything) == tried
+    assert len(everything) == tried - 1  # every page but the one that is mostly links
+    assert hub_url not in {json.loads(line)["url"] for line in everything}
 
     # authorities and hubs of the newest run, best first
     listed = [

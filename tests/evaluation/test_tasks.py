@@ -62,6 +62,20 @@ def test_requests_that_failed_count_against_a_crawl_and_its_verdict_is_checked()
     assert summary["soft"]["mean_recall_2n"] == 0.75
 
 
+def test_the_verdict_leaves_out_pages_that_are_mostly_links() -> None:
+    """As export --what relevant does: a page whose text is mostly its links' anchors (a
+    site's home page, an index) is not called relevant, whatever its R."""
+    relevant = frozenset({"r1", "r2"})
+    crawl = _trace("soft", [(u, True) for u in ("r1", "index", "r2")], dict.fromkeys(GRAPH, 0.0))
+    crawl.estimates = [0.9, 1.0, 0.8]
+    crawl.link_shares = [0.05, 0.8, None]  # None: measured before link shares were kept
+    verdict = _measure("x.topic", relevant, 3, [], {"soft": crawl})["strategies"]["soft"]
+    assert (verdict["verdict_pages"], verdict["verdict_precision"]) == (2, 1.0)
+    crawl.link_shares = [0.05, 0.49, None]
+    verdict = _measure("x.topic", relevant, 3, [], {"soft": crawl})["strategies"]["soft"]
+    assert (verdict["verdict_pages"], verdict["verdict_precision"]) == (3, 0.667)
+
+
 def test_a_sweep_over_seed_samples_gives_the_mean_ratio_of_each_sample() -> None:
     """Averaged over seed samples a topic's ratio hides how much the seeds decide; the
     summary gives each sample's mean ratio beside it, and none from one sample."""

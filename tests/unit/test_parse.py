@@ -94,6 +94,27 @@ def test_a_page_parsed_without_contexts_is_the_same_but_for_them() -> None:
     assert (bare.text, bare.title) == (full.text, full.title)
 
 
+def test_a_page_of_links_has_a_high_link_share_and_an_article_a_low_one() -> None:
+    """The share of a page's text in its links' anchors: what tells a list of links (a
+    home page, a section's index) from a page of text (export --what relevant)."""
+    listing = parse_html(
+        b"<html><body><h1>Rivers</h1><ul>"
+        + b"".join(b"<li><a href='/r%d'>River number %d</a></li>" % (i, i) for i in range(20))
+        + b"</ul></body></html>",
+        BASE,
+    )
+    article = parse_html(
+        b"<html><body><p>"
+        + b"The river rises in the hills and runs to the sea through farmland. " * 10
+        + b"See <a href='/sea'>the sea</a>.</p></body></html>",
+        BASE,
+    )
+    assert listing.link_share > 0.9 and article.link_share < 0.05
+    assert parse_html(b"<html><body></body></html>", BASE).link_share == 0.0
+    anchors = sum(len(anchor) for _, anchor, _ in article.links)
+    assert article.link_share == pytest.approx(anchors / len(article.text))
+
+
 def test_link_contexts_survive_malformed_and_invisible_markup() -> None:
     page = parse_html(
         b"<p>start <a href='/x'>x <i>open <a href='/y'>y</a> tail</p><noscript>"
