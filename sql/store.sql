@@ -129,7 +129,7 @@ WHERE d.oid = r.oid AND d.bucket = oid_bucket(r.oid);
 
 -- store_fetches --
 -- What each try found, with a fetch number for the fetched pages. A revisit answered
--- 304 keeps the page's type, title, hash, ETag and Last-Modified, and its
+-- 304 keeps the page's type, title, hash, ETag, Last-Modified and link share, and its
 -- classification; any other fetched page goes to the classifier's queue (model_id NULL),
 -- with the link model whose sums its new links keep (%(links_model)s, or NULL: none).
 INSERT INTO doc_fetch AS f (oid, bucket, fetch_seq, fetched_at, content_hash, http_status,

@@ -28,8 +28,8 @@ def test_export_every_kind_as_jsonl_and_csv(
 
     with engine.connect() as c:
         tried = c.exec_driver_sql("SELECT count(*) FROM doc_fetch").scalar_one()
-        # a relevant page that were mostly links (an index of the topic's pages) is a
-        # hub, not a page of the topic: --what relevant leaves it out
+        # a relevant page that is mostly links (an index of the topic's pages) is a hub
+        # on the topic, not a page of it: --what relevant leaves it out
         hub = c.exec_driver_sql(
             "UPDATE doc_fetch SET link_share = 0.9 WHERE oid = (SELECT f.oid FROM doc_fetch "
             "AS f JOIN doc AS d USING (oid) WHERE f.model_id IS NOT NULL "
