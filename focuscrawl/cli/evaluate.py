@@ -80,7 +80,7 @@ def sweep_table(result: dict[str, Any]) -> str:
     for name, entry in summary.items():
         parts = [
             f"{name}: relevant per attempt {entry['mean_per_attempt']:.3f} (harvest "
-            f"{entry['mean_harvest']:.3f}; its verdict R >= 0.5: precision "
+            f"{entry['mean_harvest']:.3f}; its verdict, as export --what relevant: precision "
             f"{entry['mean_verdict_precision']:.2f}, recall {entry['mean_verdict_recall']:.2f}; "
             f"URL selection {entry['mean_selection_ms_per_page']:.2f} ms CPU a page)"
         ]
