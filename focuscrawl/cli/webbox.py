@@ -18,6 +18,7 @@ from focuscrawl.webbox.sites import SitesParams, define_sites
 from focuscrawl.webbox.synthetic import SyntheticParams, define_synthetic
 from focuscrawl.webbox.wikispeedia import (
     ARCHIVE_NAME,
+    Thinning,
     archive_places,
     find_archive,
     import_wikispeedia,
@@ -53,14 +54,32 @@ def _archive(ctx: typer.Context, given: Path | None) -> Path:
     return found
 
 
+SHARE = "Share of links that lead"
+
+
 @app.command("import-wikispeedia")
 def import_command(
     ctx: typer.Context,
     archive: Annotated[Path | None, typer.Option(help="Path of wikispeedia.tar.gz.")] = None,
+    name: Annotated[str, typer.Option(help="Corpus name.")] = "wikispeedia",
+    dead_share: Annotated[
+        float, typer.Option(help=f"{SHARE} to a page their host does not have (404).")
+    ] = 0.0,
+    offsite_share: Annotated[
+        float, typer.Option(help=f"{SHARE} to a host outside the web (the lookup fails).")
+    ] = 0.0,
+    unlinked_share: Annotated[float, typer.Option(help="Share of links left as plain text.")] = 0.0,
+    seed: Annotated[int, typer.Option(help="Seed of the links' fates.")] = 1,
 ) -> None:
-    """Build the 'wikispeedia' corpus (HTML pages, hosts, ground truth) from the archive."""
+    """Build the 'wikispeedia' corpus (HTML pages, hosts, ground truth) from the archive;
+    with shares, a sparser web of the same text under another --name."""
+    thinning = Thinning(dead_share, offsite_share, unlinked_share, seed)
+    if thinning.thins and name == "wikispeedia":
+        raise ConfigError("a thinned corpus needs a --name of its own (not wikispeedia)")
+    if not name or "/" in name or name.startswith("."):
+        raise ConfigError(f"--name {name!r}: a corpus name is one plain path segment")
     source = _archive(ctx, archive)
-    destination = settings_from(ctx).home_path / "corpora" / "wikispeedia"
+    destination = settings_from(ctx).home_path / "corpora" / name
     destination.parent.mkdir(parents=True, exist_ok=True)
     with typer.progressbar(length=4604, label="importing articles") as bar:
         done = [0]
@@ -69,9 +88,15 @@ def import_command(
             bar.update(number - done[0])
             done[0] = number
 
-        counts = import_wikispeedia(source, destination, progress)
+        counts = import_wikispeedia(source, destination, progress, thinning)
+    thinned = (
+        f" ({counts['dead']:,} dead, {counts['offsite']:,} offsite, "
+        f"{counts['unlinked']:,} unlinked)"
+        if thinning.thins
+        else ""
+    )
     typer.echo(
-        f"wikispeedia: {counts['pages']:,} pages, {counts['links']:,} links, "
+        f"{name}: {counts['pages']:,} pages, {counts['links']:,} links{thinned}, "
         f"{counts['hosts']} hosts -> {destination}"
     )
 

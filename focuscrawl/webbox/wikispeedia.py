@@ -15,6 +15,12 @@ fixed pseudo-random 15% of articles (by a hash of the name), and the 6 articles
 with no category, live on one of three portals ``portal-N.wikispeedia.example``.
 So sites are topical, as on the real web, but not pure, and most links between
 topics cross sites.
+
+Thinned (``Thinning``, ``webbox import-wikispeedia --name N --dead-share ...``): the same
+text and anchors, but a share of the links lead to pages their host does not have
+(404), a share to hosts outside the web (the lookup fails), and a share are plain text,
+each link's fate fixed by a hash of (seed, source, target): a sparse web of real text,
+on which a dead link's anchor names what it once led to, as on a real web.
 """
 
 from __future__ import annotations
@@ -28,19 +34,64 @@ import tarfile
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
 from focuscrawl.errors import CorpusError
 from focuscrawl.web.urls import normalize_url
 
-__all__ = ["ARCHIVE_NAME", "archive_places", "find_archive", "import_wikispeedia"]
+__all__ = ["ARCHIVE_NAME", "Thinning", "archive_places", "find_archive", "import_wikispeedia"]
 
 ARCHIVE_NAME = "wikispeedia.tar.gz"
 DOMAIN = "wikispeedia.example"
 PORTALS = 3
 PORTAL_SHARE = 0.15
 _LEAK = re.compile(r"^2007 Schools Wikipedia Selection\.?")
+#: where a thinned corpus's offsite links lead: hosts the web-in-a-box does not serve
+OFFSITE_DOMAIN = "example.org"
+
+
+@dataclass(frozen=True)
+class Thinning:
+    """The shares of links that are dead (to a page their target's host does not have),
+    offsite (to a host outside the web) or unlinked (plain text); the rest stay."""
+
+    dead_share: float = 0.0
+    offsite_share: float = 0.0
+    unlinked_share: float = 0.0
+    seed: int = 1
+
+    def __post_init__(self) -> None:
+        shares = (self.dead_share, self.offsite_share, self.unlinked_share)
+        if any(not 0.0 <= share <= 1.0 for share in shares) or sum(shares) > 1.0:
+            raise CorpusError(
+                "the dead, offsite and unlinked shares must each lie in [0, 1] and sum to "
+                f"at most 1 (got {', '.join(map(str, shares))})"
+            )
+
+    @property
+    def thins(self) -> bool:
+        return self.dead_share + self.offsite_share + self.unlinked_share > 0
+
+    def fate(self, source: str, target: str) -> str:
+        """'live', 'dead', 'offsite' or 'unlinked', by a hash of (seed, source, target)."""
+        digest = hashlib.sha1(f"{self.seed}|{source}|{target}".encode()).digest()
+        draw = int.from_bytes(digest[:8], "big") / 2**64
+        for fate, share in (
+            ("dead", self.dead_share),
+            ("offsite", self.offsite_share),
+            ("unlinked", self.unlinked_share),
+        ):
+            if draw < share:
+                return fate
+            draw -= share
+        return "live"
+
+    def offsite_host(self, target: str) -> str:
+        """The host outside the web an offsite link to ``target`` names (one per target)."""
+        digest = hashlib.sha1(f"{self.seed}|offsite|{target}".encode()).hexdigest()[:8]
+        return f"www.{digest}.{OFFSITE_DOMAIN}"
 
 
 def _rows(data: bytes) -> list[list[str]]:
@@ -209,9 +260,16 @@ def find_archive(configured: str | None) -> Path | None:
 
 
 def import_wikispeedia(
-    archive: Path, destination: Path, progress: Callable[[int, int], None] | None = None
+    archive: Path,
+    destination: Path,
+    progress: Callable[[int, int], None] | None = None,
+    thinning: Thinning | None = None,
 ) -> dict[str, int]:
-    """Write the corpus directory ``destination`` from the archive; return counts."""
+    """Write the corpus directory ``destination`` from the archive; return counts (of
+    links: those that lead to a page of the corpus). ``thinning``: make some links dead,
+    offsite or plain text (the corpus is named for ``destination``)."""
+    thinning = thinning or Thinning()
+    fates: dict[str, int] = defaultdict(int)
     # Unpack once to a temporary directory: random access into a .tar.gz re-reads the
     # stream from the start for every member.
     with tempfile.TemporaryDirectory(prefix="wikispeedia-") as unpacked:
@@ -251,13 +309,27 @@ def import_wikispeedia(
                 title = title or unquote(name).replace("_", " ")
                 source_host = hosts[name]
 
-                def href(target: str, source_host: str = source_host) -> str:
+                fate = {t: thinning.fate(name, t) for t in links.get(name, [])}
+
+                def href(
+                    target: str, source_host: str = source_host, fate: dict[str, str] = fate
+                ) -> str:
                     url = urls[target]
+                    if fate[target] == "dead":
+                        url = normalize_url(f"http://{hosts[target]}/wiki/{target}_(archived)")
+                    elif fate[target] == "offsite":
+                        return f"http://{thinning.offsite_host(target)}/wiki/{target}"
                     same = hosts[target] == source_host
                     return url.split(hosts[target], 1)[1] if same else url
 
-                targets = [(t, unquote(t).replace("_", " ")) for t in links.get(name, [])]
-                link_count += len(targets)
+                targets = [
+                    (t, unquote(t).replace("_", " "))
+                    for t in links.get(name, [])
+                    if fate[t] != "unlinked"
+                ]
+                for kind in fate.values():
+                    fates[kind] += 1
+                link_count += sum(1 for kind in fate.values() if kind == "live")
                 page = _render(title, blocks, targets, href)
                 body_file = (
                     f"bodies/{source_host}/{hashlib.sha1(name.encode()).hexdigest()[:16]}.html"
@@ -279,9 +351,9 @@ def import_wikispeedia(
                     labels.write(f"{urls[name]}\t{category}\n")
         paths = {c for cats in categories.values() for c in cats}
         (staging / "truth" / "taxonomy.txt").write_text("\n".join(sorted(paths)) + "\n")
-        meta = {
+        meta: dict[str, object] = {
             "format": 1,
-            "name": "wikispeedia",
+            "name": destination.name,
             "kind": "static",
             "faults": True,
             "description": "Wikispeedia: 4,604 articles of the 2007 Schools Wikipedia (GFDL).",
@@ -289,7 +361,17 @@ def import_wikispeedia(
             "links": link_count,
             "hosts": sorted(set(hosts.values())),
         }
+        if thinning.thins:
+            meta["thinning"] = asdict(thinning)
+            meta["link_fates"] = dict(sorted(fates.items()))
         (staging / "corpus.json").write_text(json.dumps(meta, indent=2) + "\n")
     shutil.rmtree(destination, ignore_errors=True)
     staging.rename(destination)
-    return {"pages": len(articles), "links": link_count, "hosts": len(set(hosts.values()))}
+    return {
+        "pages": len(articles),
+        "links": link_count,
+        "hosts": len(set(hosts.values())),
+        "dead": fates["dead"],
+        "offsite": fates["offsite"],
+        "unlinked": fates["unlinked"],
+    }

@@ -81,3 +81,45 @@ def test_import_is_reproducible(wikispeedia_home: Path, corpora_dir: Path, tmp_p
     assert (again / "truth" / "labels.tsv").read_bytes() == (
         first / "truth" / "labels.tsv"
     ).read_bytes()
+
+
+def test_a_thinned_import_keeps_the_text_and_sends_links_astray(
+    wikispeedia_home: Path, corpora_dir: Path, tmp_path: Path
+) -> None:
+    """Each link is live, dead (a page its host does not have), offsite (a host outside
+    the web) or plain text, at the shares asked, by a hash: the words a reader sees are
+    the unthinned corpus's (its paragraphs; a link left as text that was listed, not
+    inline, is gone), and a dead link keeps the anchor of the page it named."""
+    from focuscrawl.webbox import load_corpus
+    from focuscrawl.webbox.wikispeedia import Thinning, import_wikispeedia
+
+    thinning = Thinning(dead_share=0.3, offsite_share=0.2, unlinked_share=0.2, seed=3)
+    counts = import_wikispeedia(
+        corpora_dir / "wikispeedia.tar.gz", tmp_path / "thin", None, thinning
+    )
+    assert counts["links"] + counts["dead"] + counts["offsite"] + counts["unlinked"] == LINKS
+    for kind, share in (("links", 0.3), ("dead", 0.3), ("offsite", 0.2), ("unlinked", 0.2)):
+        assert abs(counts[kind] / LINKS - share) < 0.01, kind
+    thin = load_corpus(str(tmp_path / "thin"), tmp_path)
+    whole = load_corpus("wikispeedia", wikispeedia_home)
+    articles = set(whole.urls())
+    hosts = {host_of(u) for u in articles}
+    assert set(thin.urls()) == articles and list(thin.labels()) == list(whole.labels())
+    kinds = {"live": 0, "dead": 0, "offsite": 0}
+    for url in sorted(articles)[::50]:
+        before = lxml_html.fromstring(whole.page(url).body)
+        after = lxml_html.fromstring(thin.page(url).body)
+        prose = [p.text_content() for p in before.iter("p")]
+        assert [p.text_content() for p in after.iter("p")] == prose, url
+        for anchor in after.iter("a"):
+            target = normalize_url(urljoin(url, anchor.get("href")))
+            if target in articles:
+                kinds["live"] += 1
+            elif host_of(target) in hosts:
+                kinds["dead"] += 1  # served host, no such page: a 404
+                named = target.rpartition("/wiki/")[2].removesuffix("_(archived)")
+                assert normalize_url(f"http://{host_of(target)}/wiki/{named}") in articles
+            else:
+                kinds["offsite"] += 1
+                assert host_of(target).endswith(".example.org")
+    assert all(kinds.values()), kinds
