@@ -56,6 +56,12 @@ def _harvest(measures: dict[str, Any]) -> str:
     return f"{measures['harvest']:.3f}{spread}"
 
 
+def _times(ratio: float | None) -> str:
+    """A ratio to another strategy ("2.05x"), or what stands for none where that one found
+    nothing."""
+    return "nothing found by" if ratio is None else f"{ratio:.2f}x"
+
+
 def sweep_table(result: dict[str, Any]) -> str:
     """A sweep in Markdown: harvest per topic and strategy, then the summary lines."""
     from focuscrawl.evaluation.summary import HEADLINE, sweep_summary
@@ -86,9 +92,14 @@ def sweep_table(result: dict[str, Any]) -> str:
         ]
         if "wins" in entry:
             parts.append(f"beats bfs by 0.02 on {entry['wins']}/{entry['topics']} topics")
-        if "mean_ratio_to_bfs" in entry:
+        if entry.get("mean_ratio_to_bfs", 0) is None:
+            parts.append(f"no ratio to bfs: bfs found none on {entry['bfs_found_none']} topics")
+        elif "mean_ratio_to_bfs" in entry:
             none = entry.get("bfs_found_none", 0)
-            by_sample = ", ".join(f"{r:.2f}" for r in entry.get("mean_ratio_to_bfs_by_sample", []))
+            by_sample = ", ".join(
+                "none" if r is None else f"{r:.2f}"
+                for r in entry.get("mean_ratio_to_bfs_by_sample", [])
+            )
             parts.append(
                 f"mean ratio to bfs {entry['mean_ratio_to_bfs']:.2f} ("
                 + (f"by seed sample {by_sample}; " if by_sample else "")
@@ -102,14 +113,15 @@ def sweep_table(result: dict[str, Any]) -> str:
             parts.append(
                 f"{budget.replace('_', ' at ').replace('n', 'N')} {entry[recall]:.3f}"
                 + (
-                    f" ({entry[budget + '_ratio_of_means_to_bfs']:.2f}x bfs, ahead on "
+                    f" ({_times(entry[budget + '_ratio_of_means_to_bfs'])} bfs, ahead on "
                     f"{entry[budget + '_wins']}/{entry['topics']})"
                     if budget + "_wins" in entry
                     else ""
                 )
             )
         if "mean_ratio_to_oracle" in entry:
-            parts.append(f"to the oracle {entry['mean_ratio_to_oracle']:.2f}")
+            oracle = entry["mean_ratio_to_oracle"]
+            parts.append("to the oracle " + ("none" if oracle is None else f"{oracle:.2f}"))
         lines.append("; ".join(parts))
     return "\n".join(lines)
 

@@ -75,7 +75,7 @@ def sweep_summary(
             if by_sample:
                 entry[f"mean_ratio_to_{label}_by_sample"] = by_sample
             base = sum(value(t, other) for t in topics)
-            entry[f"ratio_of_means_to_{label}"] = round(sum(values) / max(base, 1e-9), 3)
+            entry[f"ratio_of_means_to_{label}"] = _ratio(sum(values), base)
             if other == baseline:
                 wins = [t["topic"] for t in topics if value(t, name) >= value(t, other) + margin]
                 entry["wins"] = len(wins)
@@ -84,8 +84,8 @@ def sweep_summary(
         if budget is not None:  # target recall at the crawl's whole budget, against bfs
             entry[f"mean_{budget}"] = mean(name, budget)
             if baseline in names and baseline != name:
-                entry[f"{budget}_ratio_of_means_to_bfs"] = round(
-                    entry[f"mean_{budget}"] / max(mean(baseline, budget), 1e-9), 3
+                entry[f"{budget}_ratio_of_means_to_bfs"] = _ratio(
+                    entry[f"mean_{budget}"], mean(baseline, budget)
                 )
                 entry[f"{budget}_wins"] = sum(
                     value(t, name, budget) >= value(t, baseline, budget) + margin for t in topics
@@ -95,7 +95,7 @@ def sweep_summary(
     return summary
 
 
-def _ratios_by_sample(topics: list[dict[str, Any]], name: str, other: str) -> list[float]:
+def _ratios_by_sample(topics: list[dict[str, Any]], name: str, other: str) -> list[float | None]:
     """The mean per-topic ratio of ``name`` to ``other`` within each seed sample, when the
     topics were crawled from several (``over_samples``); [] from one. How far these lie
     apart is how much of a mean ratio is the choice of seeds."""
@@ -113,11 +113,17 @@ def _ratios_by_sample(topics: list[dict[str, Any]], name: str, other: str) -> li
     ]
 
 
-def _mean_ratio(pairs: Iterable[tuple[float, float]]) -> tuple[float, int]:
+def _mean_ratio(pairs: Iterable[tuple[float, float]]) -> tuple[float | None, int]:
     """The mean of ``a / b`` over the pairs, and how many pairs it counts: a ratio to
-    nothing is no number, so a pair whose ``b`` is 0 (the other found none) is left out."""
+    nothing is no number, so a pair whose ``b`` is 0 (the other found none) is left out,
+    and with none left the mean is None."""
     ratios = [a / b for a, b in pairs if b > 0]
-    return round(sum(ratios) / max(len(ratios), 1), 3), len(ratios)
+    return (round(sum(ratios) / len(ratios), 3) if ratios else None), len(ratios)
+
+
+def _ratio(value: float, base: float) -> float | None:
+    """``value / base``, or None when the base found nothing (JSON null: no number)."""
+    return round(value / base, 3) if base > 0 else None
 
 
 def _largest_budget(measures: dict[str, Any]) -> str | None:

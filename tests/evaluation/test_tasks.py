@@ -95,3 +95,30 @@ def test_a_sweep_over_seed_samples_gives_the_mean_ratio_of_each_sample() -> None
     assert summary["mean_ratio_to_bfs"] == round((0.5 / 0.35 + 0.25 / 0.05) / 2, 3)
     one = sweep_summary({"topics": [over_samples([sample(0.6, 0.3)])]})["soft"]
     assert "mean_ratio_to_bfs_by_sample" not in one and one["mean_ratio_to_bfs"] == 2.0
+
+
+def test_a_ratio_to_a_strategy_that_found_nothing_is_no_number() -> None:
+    """From seeds two links from the topic breadth-first may find nothing at all: the
+    ratios to it are null, and the summary line says so (not a ratio to 1e-9)."""
+    from focuscrawl.cli.evaluate import sweep_table
+
+    topics = [
+        {
+            "topic": f"x.t{n}",
+            "relevant_pages": 10,
+            "seeds": [],
+            "strategies": {
+                "soft": {"per_attempt": 0.2, "harvest": 0.3, "recall_3n": 0.4},
+                "bfs": {"per_attempt": 0.0, "harvest": 0.0, "recall_3n": 0.0},
+            },
+        }
+        for n in range(2)
+    ]
+    summary = sweep_summary({"topics": topics})["soft"]
+    assert summary["mean_ratio_to_bfs"] is None and summary["bfs_found_none"] == 2
+    assert summary["ratio_of_means_to_bfs"] is None
+    assert summary["recall_3n_ratio_of_means_to_bfs"] is None
+    assert summary["wins"] == 2 and summary["recall_3n_wins"] == 2
+    line = next(t for t in sweep_table({"topics": topics}).splitlines() if t.startswith("soft:"))
+    assert "no ratio to bfs: bfs found none on 2 topics" in line
+    assert "recall at 3N 0.400 (nothing found by bfs, ahead on 2/2)" in line
