@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from focuscrawl.errors import CorpusError
+from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.web.urls import normalize_url
 
 __all__ = ["ARCHIVE_NAME", "Thinning", "archive_places", "find_archive", "import_wikispeedia"]
@@ -64,8 +64,8 @@ class Thinning:
 
     def __post_init__(self) -> None:
         shares = (self.dead_share, self.offsite_share, self.unlinked_share)
-        if any(not 0.0 <= share <= 1.0 for share in shares) or sum(shares) > 1.0:
-            raise CorpusError(
+        if any(not 0.0 <= share <= 1.0 for share in shares) or sum(shares) > 1.0 + 1e-9:
+            raise ConfigError(
                 "the dead, offsite and unlinked shares must each lie in [0, 1] and sum to "
                 f"at most 1 (got {', '.join(map(str, shares))})"
             )

@@ -90,9 +90,15 @@ def test_a_thinned_import_keeps_the_text_and_sends_links_astray(
     the web) or plain text, at the shares asked, by a hash: the words a reader sees are
     the unthinned corpus's (its paragraphs; a link left as text that was listed, not
     inline, is gone), and a dead link keeps the anchor of the page it named."""
+    from focuscrawl.errors import ConfigError
     from focuscrawl.webbox import load_corpus
     from focuscrawl.webbox.wikispeedia import Thinning, import_wikispeedia
 
+    with pytest.raises(ConfigError, match="sum to at most 1"):
+        Thinning(dead_share=0.6, offsite_share=0.5)
+    # shares that sum to 1 are taken, though their floats sum to a little more
+    assert sum((0.33, 0.56, 0.11)) > 1 and Thinning(0.33, 0.56, 0.11).thins
+    assert not Thinning().thins
     thinning = Thinning(dead_share=0.3, offsite_share=0.2, unlinked_share=0.2, seed=3)
     counts = import_wikispeedia(
         corpora_dir / "wikispeedia.tar.gz", tmp_path / "thin", None, thinning
