@@ -122,3 +122,30 @@ def test_a_ratio_to_a_strategy_that_found_nothing_is_no_number() -> None:
     line = next(t for t in sweep_table({"topics": topics}).splitlines() if t.startswith("soft:"))
     assert "no ratio to bfs: bfs found none on 2 topics" in line
     assert "recall at 3N 0.400 (nothing found by bfs, ahead on 2/2)" in line
+
+
+# the finalizer's KeyboardInterrupt is "ignored" by Python: what this test is about
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_ctrl_c_lost_in_a_finalizer_still_stops_the_sweep() -> None:
+    """A KeyboardInterrupt raised inside a finalizer is dropped by Python (a sweep so
+    interrupted ran on to its end): the evaluation's handler remembers the signal, and
+    the check after each topic raises it; the handler before is back afterwards."""
+    import gc
+    import os
+    import signal
+
+    from focuscrawl.cli.evaluate import _remembered_interrupt
+
+    class Collected:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGINT)  # handled here, inside the finalizer
+
+    before = signal.getsignal(signal.SIGINT)
+    with _remembered_interrupt() as interrupt:
+        interrupt.check()  # nothing yet
+        Collected()  # collected at once: the KeyboardInterrupt is printed and dropped
+        gc.collect()
+        assert interrupt.seen
+        with pytest.raises(KeyboardInterrupt):
+            interrupt.check()
+    assert signal.getsignal(signal.SIGINT) is before
