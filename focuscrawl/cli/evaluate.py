@@ -60,6 +60,11 @@ def _harvest(measures: dict[str, Any]) -> str:
     return f"{measures['harvest']:.3f}{spread}"
 
 
+def _ratio(ratio: float | None) -> str:
+    """A mean ratio to another strategy, or "none" where that one found nothing."""
+    return "none" if ratio is None else f"{ratio:.2f}"
+
+
 def _times(ratio: float | None) -> str:
     """A ratio to another strategy ("2.05x"), or what stands for none where that one found
     nothing."""
@@ -100,10 +105,7 @@ def sweep_table(result: dict[str, Any]) -> str:
             parts.append(f"no ratio to bfs: bfs found none on {entry['bfs_found_none']} topics")
         elif "mean_ratio_to_bfs" in entry:
             none = entry.get("bfs_found_none", 0)
-            by_sample = ", ".join(
-                "none" if r is None else f"{r:.2f}"
-                for r in entry.get("mean_ratio_to_bfs_by_sample", [])
-            )
+            by_sample = ", ".join(map(_ratio, entry.get("mean_ratio_to_bfs_by_sample", [])))
             parts.append(
                 f"mean ratio to bfs {entry['mean_ratio_to_bfs']:.2f} ("
                 + (f"by seed sample {by_sample}; " if by_sample else "")
@@ -124,8 +126,7 @@ def sweep_table(result: dict[str, Any]) -> str:
                 )
             )
         if "mean_ratio_to_oracle" in entry:
-            oracle = entry["mean_ratio_to_oracle"]
-            parts.append("to the oracle " + ("none" if oracle is None else f"{oracle:.2f}"))
+            parts.append(f"to the oracle {_ratio(entry['mean_ratio_to_oracle'])}")
         lines.append("; ".join(parts))
     return "\n".join(lines)
 

@@ -301,7 +301,6 @@ def import_wikispeedia(
         shutil.rmtree(staging, ignore_errors=True)
         (staging / "bodies").mkdir(parents=True)
         (staging / "truth").mkdir()
-        link_count = 0
         with (staging / "pages.jsonl").open("w", encoding="utf-8") as manifest:
             for number, name in enumerate(articles, 1):
                 text = read(f"plaintext_articles/{name}.txt").decode("utf-8", errors="replace")
@@ -329,7 +328,6 @@ def import_wikispeedia(
                 ]
                 for kind in fate.values():
                     fates[kind] += 1
-                link_count += sum(1 for kind in fate.values() if kind == "live")
                 page = _render(title, blocks, targets, href)
                 body_file = (
                     f"bodies/{source_host}/{hashlib.sha1(name.encode()).hexdigest()[:16]}.html"
@@ -358,7 +356,7 @@ def import_wikispeedia(
             "faults": True,
             "description": "Wikispeedia: 4,604 articles of the 2007 Schools Wikipedia (GFDL).",
             "pages": len(articles),
-            "links": link_count,
+            "links": fates["live"],
             "hosts": sorted(set(hosts.values())),
         }
         if thinning.thins:
@@ -369,7 +367,7 @@ def import_wikispeedia(
     staging.rename(destination)
     return {
         "pages": len(articles),
-        "links": link_count,
+        "links": fates["live"],
         "hosts": len(set(hosts.values())),
         "dead": fates["dead"],
         "offsite": fates["offsite"],
