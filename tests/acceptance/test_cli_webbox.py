@@ -50,6 +50,18 @@ def test_unknown_category_and_missing_corpus_are_one_line_errors(cli, tmp_path: 
     assert len(missing.stderr.strip().splitlines()) == 1
     bad_archive = cli("webbox", "import-wikispeedia", "--archive", str(tmp_path / "nope.tar.gz"))
     assert bad_archive.returncode == 2 and "no archive at" in bad_archive.stderr
+    # a thinned import: wrong shares, or a name that would replace wikispeedia or leave
+    # the corpora directory, are refused before anything is read or written
+    for args, said in (
+        (["--dead-share", "0.3"], "needs a --name of its own"),
+        (["--name", "w", "--dead-share", "0.8", "--offsite-share", "0.5"], "sum to at most 1"),
+        (["--name", "w", "--unlinked-share", "-0.1"], "must each lie in [0, 1]"),
+        (["--name", "../w", "--dead-share", "0.3"], "one plain path segment"),
+    ):
+        refused = cli("webbox", "import-wikispeedia", *args)
+        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "home" / "corpora").exists()
 
 
 def test_generate_then_serve_a_synthetic_web(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
