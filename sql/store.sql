@@ -52,6 +52,10 @@ ON CONFLICT (host, bucket) DO NOTHING;
 -- already fetched, failed or excluded, or already estimated as high, are left out
 -- first, since ON CONFLICT DO UPDATE locks the row it meets even when it changes nothing
 -- (a classifier holds fetched ones; a lock dirties the row's page as an update would).
+-- A link with no estimate to a URL the crawler knows has its row (known) cannot raise
+-- it, whatever the row holds, and is left out before the lookup: the crawler leaves
+-- unestimated the links to pages it has settled, 6 in 10 of a Wikispeedia crawl's links
+-- (the statement's time in a 4,000-page crawl 0.33 s against 0.78 s).
 -- Only URLs of %(buckets)s: on one server every bucket of the batch's links, one
 -- statement; on a Citus cluster the buckets of one shard, shard after shard in shard
 -- order (focuscrawl.shards), so that the order is (shard, oid) in every transaction
@@ -66,6 +70,7 @@ FROM stage_link AS l
 JOIN stage_result AS r ON r.oid = l.oid_src
 JOIN site AS s ON s.host = l.host AND s.bucket = oid_bucket(l.oid_dst)
 WHERE oid_bucket(l.oid_dst) = ANY(%(buckets)s::smallint[]) AND s.bucket = ANY(%(buckets)s::smallint[])
+  AND (l.estimate IS NOT NULL OR NOT l.known)
   AND NOT EXISTS (SELECT FROM doc AS k WHERE k.oid = l.oid_dst AND k.bucket = s.bucket
                                        AND k.bucket = ANY(%(buckets)s::smallint[])
                                        AND (k.state IN (1, 2, 3, 5)
