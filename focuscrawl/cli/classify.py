@@ -139,6 +139,8 @@ def run(
     metrics_host: MetricsHost = "127.0.0.1",
 ) -> None:
     """Score fetched pages and pass relevance to their out-links, until SIGTERM."""
+    from focuscrawl import heap
+    from focuscrawl.classifier.apprentice import LinkLearner
     from focuscrawl.classifier.process import Classifier, ClassifyStats
 
     logging.basicConfig(
@@ -157,6 +159,9 @@ def run(
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    if not once:  # a process that runs for hours: its imports are never walked again
+        LinkLearner.warm_up()
+        heap.settle()
     stats = classifier.run(once=once)
     if not quiet:
         typer.echo(f"scored {stats.scored} pages; {stats.rate():.0f} pages/s")

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from focuscrawl import heap
 from focuscrawl.cli.common import (
     Group,
     MetricsHost,
@@ -159,6 +160,7 @@ def run(
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    heap.settle()  # a process that runs for hours: its imports are never walked again
     stats = crawler.run()
     if not quiet:
         typer.echo(
