@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -43,6 +44,38 @@ SELECT coalesce(avg(pages), 0) FROM (
     GROUP BY claim
 ) AS claims
 """
+
+
+#: the lines ``crawl run`` prints at its end (not with --quiet): its pages, and its CPU a
+#: page by stage (focuscrawl.crawler.cpu)
+_FETCHED = re.compile(r"^fetched (\d+),", re.M)
+_STAGE_CPU = re.compile(r"^CPU a page, ms: (.*); ([0-9.]+) in all$", re.M)
+
+
+def crawler_log(directory: Path, name: str) -> tuple[Path, Any]:
+    """A file for one ``crawl run``'s output (run it without --quiet, so that it prints
+    its CPU by stage), and the handle to give ``subprocess.Popen`` as stdout and stderr."""
+    path = directory / f"{name}.log"
+    return path, path.open("w")
+
+
+def crawler_cpu(logs: list[Path]) -> dict[str, float]:
+    """The crawlers' CPU a page by stage, ms, from what each ``crawl run`` printed at its
+    end, weighted by the pages each fetched ("in all": each process's CPU, start-up
+    included); empty when none printed it."""
+    totals: dict[str, float] = {}
+    pages = 0
+    for log in logs:
+        text = log.read_text(errors="replace")
+        fetched, stages = _FETCHED.search(text), _STAGE_CPU.search(text)
+        if fetched is None or stages is None:
+            continue
+        count = int(fetched.group(1))
+        pages += count
+        parts = [part.rsplit(" ", 1) for part in stages.group(1).split(", ")]
+        for stage, ms in [*parts, ("in all", stages.group(2))]:
+            totals[stage] = totals.get(stage, 0.0) + float(ms) * count
+    return {stage: round(total / pages, 3) for stage, total in totals.items()} if pages else {}
 
 
 def claim_params(batch: int, lease_seconds: float = 300.0) -> dict[str, Any]:

@@ -49,6 +49,8 @@ from _common import (
     CpuMeter,
     citus_cluster,
     citus_worker_pids,
+    crawler_cpu,
+    crawler_log,
     scratch_engine,
     server_pid,
     write_results,
@@ -109,7 +111,7 @@ def run_crawl(
             add_seeds(connection, seeds)
         url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
         mode = focus if classify_with else "bfs"
-        run = ["crawl", "run", "--mode", mode, "--proxy", proxy, "--host-delay", "0", "--quiet"]
+        run = ["crawl", "run", "--mode", mode, "--proxy", proxy, "--host-delay", "0"]
         limits = ["--threads", str(threads), "--max-pages", str(fetch // processes)]
         if max_backlog is not None:
             limits += ["--max-backlog", str(max_backlog)]
@@ -133,12 +135,18 @@ def run_crawl(
             citus = shard_map(connection).distributed
         start = time.perf_counter()
         with CpuMeter(roles, postmaster, workers) as meter, _Timeline(engine) as timeline:
+            logs = [crawler_log(home, f"crawler-{n}") for n in range(processes)]
             crawlers += [
-                subprocess.Popen([*cli, "--database-url", url, *run, *limits])
-                for _ in range(processes)
+                subprocess.Popen(
+                    [*cli, "--database-url", url, *run, *limits], stdout=out, stderr=out
+                )
+                for _, out in logs
             ]
-            for crawler in crawlers:
+            for crawler, (log, out) in zip(crawlers, logs, strict=True):
                 crawler.wait()
+                out.close()
+                if crawler.returncode:
+                    print(log.read_text(errors="replace")[-2000:], file=sys.stderr)
             elapsed = time.perf_counter() - start
             backlog_at_end = 0
             if classifying:
@@ -153,6 +161,7 @@ def run_crawl(
             end_to_end = time.perf_counter() - start
         server.terminate()
         server.communicate()
+        stages = crawler_cpu([log for log, _ in logs])
         with engine.connect() as connection:
             fetched, docs = connection.exec_driver_sql(
                 "SELECT count(*) FILTER (WHERE state = 2), count(*) FROM doc"
@@ -176,6 +185,7 @@ def run_crawl(
         **sizes,
         "cpu_seconds": cpu,
         "cpu_ms_per_page": round(1e3 * sum(cpu.values()) / max(fetched, 1), 2),
+        "crawler_cpu_ms_per_page_by_stage": stages,
         "mode": mode,
         "web_pages": pages,
         "hosts": hosts,
@@ -361,6 +371,9 @@ def _run(args: argparse.Namespace) -> None:
     if result["cpu_seconds"]:
         spent = ", ".join(f"{role} {seconds}" for role, seconds in result["cpu_seconds"].items())
         print(f"CPU seconds: {spent} ({result['cpu_ms_per_page']} ms a page in all)")
+    if result["crawler_cpu_ms_per_page_by_stage"]:
+        stages = result["crawler_cpu_ms_per_page_by_stage"].items()
+        print("crawler CPU a page, ms, by stage: " + ", ".join(f"{s} {ms}" for s, ms in stages))
     name = ("crawl_classify" if args.classify else "crawl") + ("_citus" if result["citus"] else "")
     print(f"wrote {write_results(name, result)}")
 

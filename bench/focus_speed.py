@@ -56,7 +56,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import CpuMeter, proc_stat, scratch_engine, server_pid, write_results
+from _common import (
+    CpuMeter,
+    crawler_cpu,
+    crawler_log,
+    proc_stat,
+    scratch_engine,
+    server_pid,
+    write_results,
+)
 from limit import check_installed, ratio
 from limit import measure as measure_limit
 from sqlalchemy.engine import Engine
@@ -229,7 +237,7 @@ def free(
     engine = web.database(name)
     cli = [sys.executable, "-m", "focuscrawl", "--home", str(web.home), "--database-url"]
     cli.append(_url(engine))
-    run = ["crawl", "run", "--mode", "soft", "--proxy", web.proxy, "--quiet"]
+    run = ["crawl", "run", "--mode", "soft", "--proxy", web.proxy]
     run += ["--host-delay", str(host_delay), *options]
     if budget is not None:
         run += ["--max-pages", str(budget)]
@@ -252,7 +260,10 @@ def free(
         with CpuMeter(roles, postmaster) as meter:
             start = time.perf_counter()
             started_at = time.time()
-            started += [subprocess.Popen([*cli, *run], env=env) for _ in range(crawlers)]
+            logs = [crawler_log(web.home, f"crawler-{n}") for n in range(crawlers)]
+            started += [
+                subprocess.Popen([*cli, *run], env=env, stdout=out, stderr=out) for _, out in logs
+            ]
             crawler = started[0]
             spy = os.environ.get("FOCUS_SPEED_PYSPY")  # profile the two with this py-spy
             for role, pid in (
@@ -282,8 +293,11 @@ def free(
             for each in started:
                 if each.poll() is None:
                     each.send_signal(signal.SIGTERM)
-            for each in started:
+            for each, (log, out) in zip(started, logs, strict=True):
                 each.wait()
+                out.close()
+                if each.returncode not in (0, -signal.SIGTERM):
+                    print(log.read_text(errors="replace")[-2000:], file=sys.stderr)
             crawl_seconds = time.perf_counter() - start
             done.set()
             sampler.join()
@@ -314,6 +328,7 @@ def free(
         "options": options,
         "link_model_versions": versions,
         "cpu_seconds": meter.seconds(),
+        "crawler_cpu_ms_per_page_by_stage": crawler_cpu([log for log, _ in logs]),
         **progress,
         **(
             {

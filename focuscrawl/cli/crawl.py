@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -167,6 +168,8 @@ def run(
             f"fetched {stats.fetched}, failed {stats.failed}, excluded {stats.excluded}, "
             f"to retry {stats.retried}; {stats.rate:.1f} pages/s"
         )
+        if stats.fetched:
+            typer.echo(stats.cpu.describe(stats.fetched, time.process_time()))
     why = None if signalled else nothing_fetched(stats, settings.proxy)
     if why is not None:
         raise FetchError(why)

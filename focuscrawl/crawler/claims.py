@@ -43,6 +43,13 @@ def claim_params(
 
 class Claims(Visits):
     def _claim(self, batch: int) -> int:
+        start = time.thread_time()
+        try:
+            return self._claim_batch(batch)
+        finally:
+            self.stats.cpu.add("claim", start)
+
+    def _claim_batch(self, batch: int) -> int:
         if self.config.max_pages is not None:
             # taken URLs are read before the stats: a URL counted in both (finished, its
             # visit not yet over) makes this claim smaller, never one too many

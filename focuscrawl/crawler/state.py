@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from focuscrawl.crawler.config import CrawlConfig
+from focuscrawl.crawler.cpu import StageCpu
 from focuscrawl.crawler.fetch import Fetcher
 from focuscrawl.crawler.leases import LeaseShelf
 from focuscrawl.crawler.politeness import HostScheduler
@@ -54,6 +55,8 @@ class CrawlStats:
     started: float = 0.0
     #: what the attempts that fetched no page failed or were excluded with, by error class
     errors: Counter[str] = field(default_factory=Counter)
+    #: the thread CPU each stage took (focuscrawl.crawler.cpu)
+    cpu: StageCpu = field(default_factory=StageCpu)
 
     @property
     def rate(self) -> float:
@@ -85,10 +88,10 @@ class CrawlerState:
         self._robots_hops: dict[int, tuple[str, int]] = {}
         self.scheduler = HostScheduler()
         self.leases = LeaseShelf()  # host leases kept between requests, no worker on them
-        # a lockstep round is written whole, when it is over (_round_done)
-        self.store = Store(engine, None if config.lockstep else FLUSH_SECONDS)
-        self.stats = CrawlStats()
         self.metrics = CrawlerMetrics()  # served when asked (crawl run --metrics-port)
+        self.stats = CrawlStats(cpu=StageCpu(self.metrics.cpu_spent))
+        # a lockstep round is written whole, when it is over (_round_done)
+        self.store = Store(engine, None if config.lockstep else FLUSH_SECONDS, self.stats.cpu)
         self.metrics.queued.set_function(lambda: sum(self.scheduler.outstanding()))
         self.stop_event = threading.Event()
         self.scope = Scope()  # read from the database as the crawl starts, and again

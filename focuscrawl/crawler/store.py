@@ -13,6 +13,7 @@ import io
 import logging
 import struct
 import threading
+import time
 from collections import deque
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from typing import Any
 import psycopg2
 from sqlalchemy.engine import Engine
 
+from focuscrawl.crawler.cpu import StageCpu
 from focuscrawl.crawler.estimates import CheckInEstimates
 from focuscrawl.db.database import engine_dsn, error_line
 from focuscrawl.db.outages import close_quietly, retry_until_done
@@ -244,12 +246,19 @@ def _failed(outcomes: Iterable[Outcome]) -> list[tuple[str, float]]:
 
 
 class Store:
-    def __init__(self, engine: Engine, flush_seconds: float | None = FLUSH_SECONDS) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        flush_seconds: float | None = FLUSH_SECONDS,
+        cpu: StageCpu | None = None,
+    ) -> None:
         """``flush_seconds``: how often the store writes what is queued; None: only when
         told (``flush``), a batch is full, or on ``close`` (a lockstep crawl, whose rounds
         are then written whole: a round slower than the interval numbers its new URLs,
-        and its pages' fetches, in the order a quick one does)."""
+        and its pages' fetches, in the order a quick one does). ``cpu``: where the CPU
+        of each write is counted, as the stage ``store``."""
         self.engine = engine
+        self._cpu = cpu
         self.flush_seconds = flush_seconds
         # Workers append outcomes and wake the store thread only when a batch is full:
         # a condition variable per page (queue.Queue) cost the workers a wake-up each.
@@ -370,6 +379,14 @@ class Store:
 
     def write(self, batch: list[Outcome]) -> None:
         """Store one batch in one transaction."""
+        start = time.thread_time()
+        try:
+            self._write(batch)
+        finally:
+            if self._cpu is not None:
+                self._cpu.add("store", start)
+
+    def _write(self, batch: list[Outcome]) -> None:
         # a page fetched twice in one batch (its lease ran out meanwhile) is stored once;
         # pages go in the order they were claimed, so new URLs are numbered in that order
         unique = {outcome.claim.oid: outcome for outcome in batch}

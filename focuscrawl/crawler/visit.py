@@ -140,7 +140,9 @@ class Visits(Hosts):
             self._finish(Outcome(claim, DocState.EXCLUDED, error="site_limit"))
         elif lease.robots_stale:
             # robots.txt is a request too: the page waits for the host's next turn
+            start = time.thread_time()
             robots_txt, crawl_delay, error = self._fetch_robots(claim)
+            self.stats.cpu.add("fetch", start)
             lease.delay = self._site_delay(crawl_delay)
             lease.requested(time.monotonic())
             if error is None:
@@ -155,12 +157,17 @@ class Visits(Hosts):
         elif not self.robots.allowed(claim.sid, lease.robots_txt, claim.url):
             self._finish(Outcome(claim, DocState.EXCLUDED, error="robots"))
         else:
+            start = time.thread_time()
             result = self.fetcher.fetch(claim.url, claim.etag, claim.last_modified)
+            self.stats.cpu.add("fetch", start)
             lease.taken += 1
             if result.retry_after is not None:
                 lease.delay = max(lease.delay, result.retry_after)
             lease.requested(time.monotonic())
-            self._finish(self._bounded(outcome_of(claim, result, self.config, self.robots.agent)))
+            start = time.thread_time()
+            outcome = self._bounded(outcome_of(claim, result, self.config, self.robots.agent))
+            self.stats.cpu.add("parse", start)
+            self._finish(outcome)
 
     def _fetch_robots(self, claim: Claim) -> tuple[str | None, float | None, str | None]:
         """One request for the robots.txt of ``claim``'s host, and its rules stored when

@@ -51,6 +51,9 @@ DOCUMENTED: dict[str, dict[str, str]] = {
         "(timeout, http_404, robots_unavailable, ...).",
         "focuscrawl_crawler_claim_seconds": "Time of one frontier claim (a histogram).",
         "focuscrawl_crawler_claimed_total": "Frontier URLs claimed.",
+        "focuscrawl_crawler_cpu_seconds_total": "Thread CPU this crawler spent, by stage: "
+        "claim (reading the frontier), fetch (requests), parse (reading what came back, "
+        "links and their words), store (writing batches, check-in estimates among them).",
         "focuscrawl_crawler_queued": "URLs this process claimed and has not finished visiting.",
         "focuscrawl_crawler_classifier_backlog": "Pages fetched and not yet scored, as this "
         "crawler last read it (focused crawls only).",
@@ -101,12 +104,21 @@ class CrawlerMetrics:
             registry=r,
         )
         self.claimed = Counter("focuscrawl_crawler_claimed", "Frontier URLs claimed", registry=r)
+        self.cpu = Counter(
+            "focuscrawl_crawler_cpu_seconds",
+            "Thread CPU spent, by stage (claim, fetch, parse, store)",
+            ["stage"],
+            registry=r,
+        )
         self.queued = Gauge("focuscrawl_crawler_queued", "Claimed URLs not yet visited", registry=r)
         self.backlog = Gauge(
             "focuscrawl_crawler_classifier_backlog",
             "Pages fetched and not yet scored, as last read",
             registry=r,
         )
+
+    def cpu_spent(self, stage: str, seconds: float) -> None:
+        self.cpu.labels(stage).inc(seconds)
 
     def visited(self, outcome: str, error: str | None) -> None:
         self.pages.labels(outcome).inc()

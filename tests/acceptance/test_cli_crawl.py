@@ -87,11 +87,19 @@ def test_a_crawl_that_fetched_nothing_says_why_and_its_failures_can_be_retried(
         assert cli("crawl", "retry", "--error", "proxy_unreachable", env=env).stdout.startswith(
             "3 URLs"
         )
-        done = cli(*crawl, env={**env, "FOCUSCRAWL_PROXY": proxy})
+        loud = tuple(arg for arg in crawl if arg != "--quiet")  # its summary printed
+        done = cli(*loud, env={**env, "FOCUSCRAWL_PROXY": proxy})
         assert done.returncode == 0, done.stderr
     finally:
         stopped = cli("webbox", "stop", env=env)
     assert stopped.stdout.startswith("stopped the web-in-a-box"), stopped.stdout
+    summary, cpu = done.stdout.strip().splitlines()[-2:]
+    assert summary.startswith("fetched 20, failed 0,"), summary
+    # where the crawler's CPU went, each stage's milliseconds a page, within its own
+    stages, _, total = cpu.removeprefix("CPU a page, ms: ").partition("; ")
+    spent = dict(part.rsplit(" ", 1) for part in stages.split(", "))
+    assert list(spent) == ["claim", "fetch", "parse", "store"], cpu
+    assert 0 < sum(map(float, spent.values())) <= float(total.removesuffix(" in all")), cpu
     with psycopg2.connect(db_url) as connection, connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM doc WHERE state = 2")
         assert cursor.fetchone() == (20,)

@@ -4,6 +4,7 @@ and every documented metric moves during a crawl."""
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -151,6 +152,11 @@ def test_every_documented_metric_moves_during_a_crawl(
     )
     assert last[("focuscrawl_crawler_errors_total", (("error", "http_404"),))] == 1
     assert last[("focuscrawl_crawler_queued", ())] == 0  # all visited
+    spent = crawler.stats.cpu.seconds()  # every stage took some CPU, counted once
+    assert all(seconds > 0 for seconds in spent.values()), spent
+    for stage, seconds in spent.items():
+        key = ("focuscrawl_crawler_cpu_seconds_total", (("stage", stage),))
+        assert math.isclose(last[key], seconds, rel_tol=1e-6), stage
     scored = classifier_seen[-1]
     assert scored[("focuscrawl_classifier_pages_total", ())] == classifier.stats.scored
     assert 0 < scored[("focuscrawl_classifier_harvest", (("window", "100"),))] <= 1

@@ -1,0 +1,60 @@
+"""A crawler's CPU by stage: each thread's own CPU, summed over threads, once each."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from focuscrawl.crawler.cpu import STAGES, StageCpu
+
+
+def _burn(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def test_each_thread_adds_its_own_cpu_to_its_stage() -> None:
+    told: list[tuple[str, float]] = []
+    lock = threading.Lock()
+
+    def tell(stage: str, seconds: float) -> None:
+        with lock:
+            told.append((stage, seconds))
+
+    cpu = StageCpu(tell)
+
+    def work(stage: str) -> None:
+        for _ in range(5):
+            start = time.thread_time()
+            _burn(0.004)
+            cpu.add(stage, start)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in ("fetch", "parse", "parse")]
+    for thread in threads:
+        thread.start()
+    idle = time.thread_time()
+    time.sleep(0.05)  # waiting costs no CPU: a stage timed around a sleep stays near 0
+    cpu.add("claim", idle)
+    for thread in threads:
+        thread.join()
+    spent = cpu.seconds()
+    assert list(spent) == list(STAGES)
+    assert spent["fetch"] >= 0.02 and spent["parse"] >= 0.04  # 5 and 10 bursts of 4 ms
+    assert spent["parse"] == pytest.approx(2 * spent["fetch"], rel=0.5)
+    assert spent["claim"] < 0.01 and spent["store"] == 0.0
+    assert sum(s for _, s in told) == pytest.approx(sum(spent.values()))
+    assert len(told) == 16
+
+
+def test_the_line_gives_milliseconds_a_page() -> None:
+    cpu = StageCpu()
+    start = time.thread_time()
+    _burn(0.02)
+    cpu.add("parse", start)
+    line = cpu.describe(pages=10, process_seconds=0.05)
+    assert line.startswith("CPU a page, ms: claim 0.00, fetch 0.00, parse ")
+    assert line.endswith("store 0.00; 5.00 in all")
+    assert 2.0 <= float(line.split("parse ")[1].split(",")[0]) < 4.0
