@@ -46,35 +46,36 @@ SELECT coalesce(avg(pages), 0) FROM (
 """
 
 
-#: the lines ``crawl run`` prints at its end (not with --quiet): its pages, and its CPU a
-#: page by stage (focuscrawl.crawler.cpu)
-_FETCHED = re.compile(r"^fetched (\d+),", re.M)
-_STAGE_CPU = re.compile(r"^CPU a page, ms: (.*); ([0-9.]+) in all$", re.M)
+#: the lines ``crawl run`` and ``classify run`` print at their end (not with --quiet):
+#: the pages they fetched or scored, then their CPU a page by stage (focuscrawl.monitor.cpu)
+_STAGE_CPU = re.compile(
+    r"^(?:fetched|scored) (\d+)\D[^\n]*\nCPU a page, ms: (.*); ([0-9.]+) in all$", re.M
+)
 
 
-def crawler_log(directory: Path, name: str) -> tuple[Path, Any]:
-    """A file for one ``crawl run``'s output (run it without --quiet, so that it prints
-    its CPU by stage), and the handle to give ``subprocess.Popen`` as stdout and stderr."""
+def process_log(directory: Path, name: str) -> tuple[Path, Any]:
+    """A file for one ``crawl run`` or ``classify run``'s output (run without --quiet, so
+    that it prints its CPU by stage), and the handle to give ``subprocess.Popen`` as
+    stdout and stderr."""
     path = directory / f"{name}.log"
     return path, path.open("w")
 
 
-def crawler_cpu(logs: list[Path]) -> dict[str, float]:
-    """The crawlers' CPU a page by stage, ms, from what each ``crawl run`` printed at its
-    end, weighted by the pages each fetched ("in all": each process's CPU, start-up
-    included); empty when none printed it."""
+def stage_cpu(logs: list[Path]) -> dict[str, float]:
+    """The CPU a page by stage, ms, of processes of one kind, from what each printed at
+    its end, weighted by the pages each fetched or scored ("in all": each process's CPU,
+    start-up included); empty when none printed it."""
     totals: dict[str, float] = {}
     pages = 0
     for log in logs:
-        text = log.read_text(errors="replace")
-        fetched, stages = _FETCHED.search(text), _STAGE_CPU.search(text)
-        if fetched is None or stages is None:
+        found = _STAGE_CPU.findall(log.read_text(errors="replace"))
+        if not found:
             continue
-        count = int(fetched.group(1))
-        pages += count
-        parts = [part.rsplit(" ", 1) for part in stages.group(1).split(", ")]
-        for stage, ms in [*parts, ("in all", stages.group(2))]:
-            totals[stage] = totals.get(stage, 0.0) + float(ms) * count
+        count, stages, in_all = found[-1]
+        pages += int(count)
+        parts = [part.rsplit(" ", 1) for part in stages.split(", ")]
+        for stage, ms in [*parts, ("in all", in_all)]:
+            totals[stage] = totals.get(stage, 0.0) + float(ms) * int(count)
     return {stage: round(total / pages, 3) for stage, total in totals.items()} if pages else {}
 
 

@@ -49,10 +49,10 @@ from _common import (
     CpuMeter,
     citus_cluster,
     citus_worker_pids,
-    crawler_cpu,
-    crawler_log,
+    process_log,
     scratch_engine,
     server_pid,
+    stage_cpu,
     write_results,
 )
 from limit import check_installed, ratio, seeds_of
@@ -116,10 +116,14 @@ def run_crawl(
         if max_backlog is not None:
             limits += ["--max-backlog", str(max_backlog)]
         classifying: list[subprocess.Popen[bytes]] = []
+        classifier_logs: list[tuple[Path, Any]] = []
         if classify_with is not None:
             _prepare_classifier(engine, classify_with)
-            classify = [*cli, "--database-url", url, "classify", "run", "--quiet"]
-            classifying = [subprocess.Popen(classify) for _ in range(classifiers)]
+            classify = [*cli, "--database-url", url, "classify", "run"]
+            classifier_logs = [process_log(home, f"classifier-{n}") for n in range(classifiers)]
+            classifying = [
+                subprocess.Popen(classify, stdout=out, stderr=out) for _, out in classifier_logs
+            ]
         crawlers: list[subprocess.Popen[bytes]] = []
 
         def roles() -> dict[int, str]:
@@ -135,7 +139,7 @@ def run_crawl(
             citus = shard_map(connection).distributed
         start = time.perf_counter()
         with CpuMeter(roles, postmaster, workers) as meter, _Timeline(engine) as timeline:
-            logs = [crawler_log(home, f"crawler-{n}") for n in range(processes)]
+            logs = [process_log(home, f"crawler-{n}") for n in range(processes)]
             crawlers += [
                 subprocess.Popen(
                     [*cli, "--database-url", url, *run, *limits], stdout=out, stderr=out
@@ -156,12 +160,14 @@ def run_crawl(
                         time.sleep(0.2)
                 for classifier in classifying:
                     classifier.terminate()
-                for classifier in classifying:
+                for classifier, (_, out) in zip(classifying, classifier_logs, strict=True):
                     classifier.wait()
+                    out.close()
             end_to_end = time.perf_counter() - start
         server.terminate()
         server.communicate()
-        stages = crawler_cpu([log for log, _ in logs])
+        stages = stage_cpu([log for log, _ in logs])
+        classifier_stages = stage_cpu([log for log, _ in classifier_logs])
         with engine.connect() as connection:
             fetched, docs = connection.exec_driver_sql(
                 "SELECT count(*) FILTER (WHERE state = 2), count(*) FROM doc"
@@ -186,6 +192,7 @@ def run_crawl(
         "cpu_seconds": cpu,
         "cpu_ms_per_page": round(1e3 * sum(cpu.values()) / max(fetched, 1), 2),
         "crawler_cpu_ms_per_page_by_stage": stages,
+        "classifier_cpu_ms_per_page_by_stage": classifier_stages,
         "mode": mode,
         "web_pages": pages,
         "hosts": hosts,
@@ -374,6 +381,9 @@ def _run(args: argparse.Namespace) -> None:
     if result["crawler_cpu_ms_per_page_by_stage"]:
         stages = result["crawler_cpu_ms_per_page_by_stage"].items()
         print("crawler CPU a page, ms, by stage: " + ", ".join(f"{s} {ms}" for s, ms in stages))
+    if result["classifier_cpu_ms_per_page_by_stage"]:
+        stages = result["classifier_cpu_ms_per_page_by_stage"].items()
+        print("classifier CPU a page scored, ms: " + ", ".join(f"{s} {ms}" for s, ms in stages))
     name = ("crawl_classify" if args.classify else "crawl") + ("_citus" if result["citus"] else "")
     print(f"wrote {write_results(name, result)}")
 

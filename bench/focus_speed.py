@@ -58,11 +58,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (
     CpuMeter,
-    crawler_cpu,
-    crawler_log,
     proc_stat,
+    process_log,
     scratch_engine,
     server_pid,
+    stage_cpu,
     write_results,
 )
 from limit import check_installed, ratio
@@ -246,7 +246,10 @@ def free(
     try:
         with engine.begin() as connection:
             add_seeds(connection, web.seeds)
-        classifier = subprocess.Popen([*cli, "classify", "run", "--quiet"], env=env)
+        classifier_log, classifier_out = process_log(web.home, "classifier")
+        classifier = subprocess.Popen(
+            [*cli, "classify", "run"], env=env, stdout=classifier_out, stderr=classifier_out
+        )
         _wait_listening(engine)  # started, as a classifier that runs before a crawl is:
         classifier_start = _wait_idle(classifier.pid)  # its model loaded, its queue read
         with engine.connect() as connection:
@@ -260,7 +263,7 @@ def free(
         with CpuMeter(roles, postmaster) as meter:
             start = time.perf_counter()
             started_at = time.time()
-            logs = [crawler_log(web.home, f"crawler-{n}") for n in range(crawlers)]
+            logs = [process_log(web.home, f"crawler-{n}") for n in range(crawlers)]
             started += [
                 subprocess.Popen([*cli, *run], env=env, stdout=out, stderr=out) for _, out in logs
             ]
@@ -306,6 +309,7 @@ def free(
             end_to_end = time.perf_counter() - start
         classifier.terminate()
         classifier.wait()
+        classifier_out.close()
         urls = _fetched(engine)
         progress = _progress(engine, web.relevant, started_at, crawl_seconds)
         with engine.connect() as connection:
@@ -328,7 +332,8 @@ def free(
         "options": options,
         "link_model_versions": versions,
         "cpu_seconds": meter.seconds(),
-        "crawler_cpu_ms_per_page_by_stage": crawler_cpu([log for log, _ in logs]),
+        "crawler_cpu_ms_per_page_by_stage": stage_cpu([log for log, _ in logs]),
+        "classifier_cpu_ms_per_page_by_stage": stage_cpu([classifier_log]),
         **progress,
         **(
             {

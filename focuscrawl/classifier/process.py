@@ -38,6 +38,7 @@ from focuscrawl.db.outages import retry_until_done
 from focuscrawl.db.queries import queries
 from focuscrawl.db.shards import ShardMap, shard_map
 from focuscrawl.errors import TaxonomyError, check_range
+from focuscrawl.monitor.cpu import CLASSIFIER_STAGES, StageCpu
 from focuscrawl.monitor.metrics import ClassifierMetrics
 from focuscrawl.topics.linkmodel import ANCHOR_ESTIMATES, LINK_ESTIMATES, LinkModel
 from focuscrawl.topics.taxonomy import Tree, load_tree
@@ -74,6 +75,8 @@ class ClassifyStats:
     self_trained: int = 0  # page models this process self-trained and stored
     woken: int = 0  # waits ended by a store's notification, not by the fallback poll
     started: float = field(default_factory=time.monotonic)
+    #: the CPU each stage took (focuscrawl.monitor.cpu)
+    cpu: StageCpu = field(default_factory=lambda: StageCpu(CLASSIFIER_STAGES))
 
     def rate(self) -> float:
         return self.scored / max(time.monotonic() - self.started, 1e-9)
@@ -111,8 +114,8 @@ class Classifier:
         self.batch = batch
         self.poll_seconds = poll_seconds
         self.on_batch = on_batch
-        self.stats = ClassifyStats()
         self.metrics = ClassifierMetrics()  # served when asked (classify run --metrics-port)
+        self.stats = ClassifyStats(cpu=StageCpu(CLASSIFIER_STAGES, self.metrics.cpu_spent))
         self.stop_event = threading.Event()
         self._model: StoredModel | None = None
         self._link_model: LinkModel | None = None
@@ -311,6 +314,8 @@ class Classifier:
     def step(self) -> int:
         """Score one batch; returns how many pages it scored."""
         started = time.monotonic()
+        cpu = self.stats.cpu
+        clock = time.thread_time()  # each stage's CPU: from here to its end
         if self._queued_examples and self._tree is not None:
             # a new version of the link learner, when its turn has come, is learned and
             # committed first, in a transaction of its own: learning takes most of a
@@ -332,23 +337,29 @@ class Classifier:
                 self._link_model = learned  # the newest version, not read back
                 if learned.params.get("afresh"):
                     self._estimate_due = learned
+            clock = cpu.add("learn", clock)
         if self._estimate_due is not None and self._tree is not None:
             self._estimate_frontier(self._estimate_due, self._tree)
+            clock = cpu.add("frontier", clock)
         if self._model is not None and self._model.model.calibration is not None:
             self._self_train(self._model)
+            clock = cpu.add("self_train", clock)
         with self.engine.begin() as connection:
             stored = self._current_model(connection)
             tree = self._tree = load_tree(connection, self._tree)
             stored.check_tree(tree)
             rows = self._claim(connection)
             if not rows:
+                cpu.add("claim", clock)
                 return 0
             self.settled.clear()  # before the scores commit: a round ends after it
             self._link_state(connection)
             frontier, good_leaves = self.good_sets(tree)
+            clock = cpu.add("claim", clock)
             relevances, cids = self.score(stored, tree, connection, rows)
             oids = [r.oid for r in rows]
             parents = write_scores(connection, stored.model_id, oids, relevances, cids)
+            clock = cpu.add("score", clock)
             links = pass_estimates(
                 connection,
                 self.estimate,
@@ -369,6 +380,7 @@ class Classifier:
                     execute(connection, queries["queue_path_examples"], params)
                 self._queued_examples = True
             execute(connection, queries["notify_pages_scored"])  # crawlers waiting on us
+        cpu.add("estimates", clock)  # and the commit
         self.stats.links += links
         self.stats.scored += len(rows)
         self.metrics.scored(relevances)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import signal
+import time
 from typing import Annotated
 
 import typer
@@ -165,6 +166,8 @@ def run(
     stats = classifier.run(once=once)
     if not quiet:
         typer.echo(f"scored {stats.scored} pages; {stats.rate():.0f} pages/s")
+        if stats.scored:
+            typer.echo(stats.cpu.describe(stats.scored, time.process_time()))
 
 
 @app.command()

@@ -18,7 +18,6 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from focuscrawl.crawler.config import CrawlConfig
-from focuscrawl.crawler.cpu import StageCpu
 from focuscrawl.crawler.fetch import Fetcher
 from focuscrawl.crawler.leases import LeaseShelf
 from focuscrawl.crawler.politeness import HostScheduler
@@ -32,6 +31,7 @@ from focuscrawl.db.database import engine_dsn
 from focuscrawl.db.migrate import ensure_branch
 from focuscrawl.db.notify import Listener
 from focuscrawl.db.shards import Layout
+from focuscrawl.monitor.cpu import CRAWLER_STAGES, StageCpu
 from focuscrawl.monitor.metrics import CrawlerMetrics
 
 __all__ = ["CRAWLER_APP", "CrawlStats", "CrawlerState"]
@@ -55,8 +55,8 @@ class CrawlStats:
     started: float = 0.0
     #: what the attempts that fetched no page failed or were excluded with, by error class
     errors: Counter[str] = field(default_factory=Counter)
-    #: the thread CPU each stage took (focuscrawl.crawler.cpu)
-    cpu: StageCpu = field(default_factory=StageCpu)
+    #: the thread CPU each stage took (focuscrawl.monitor.cpu)
+    cpu: StageCpu = field(default_factory=lambda: StageCpu(CRAWLER_STAGES))
 
     @property
     def rate(self) -> float:
@@ -89,7 +89,7 @@ class CrawlerState:
         self.scheduler = HostScheduler()
         self.leases = LeaseShelf()  # host leases kept between requests, no worker on them
         self.metrics = CrawlerMetrics()  # served when asked (crawl run --metrics-port)
-        self.stats = CrawlStats(cpu=StageCpu(self.metrics.cpu_spent))
+        self.stats = CrawlStats(cpu=StageCpu(CRAWLER_STAGES, self.metrics.cpu_spent))
         # a lockstep round is written whole, when it is over (_round_done)
         self.store = Store(engine, None if config.lockstep else FLUSH_SECONDS, self.stats.cpu)
         self.metrics.queued.set_function(lambda: sum(self.scheduler.outstanding()))

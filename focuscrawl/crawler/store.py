@@ -22,13 +22,13 @@ from typing import Any
 import psycopg2
 from sqlalchemy.engine import Engine
 
-from focuscrawl.crawler.cpu import StageCpu
 from focuscrawl.crawler.estimates import CheckInEstimates
 from focuscrawl.db.database import engine_dsn, error_line
 from focuscrawl.db.outages import close_quietly, retry_until_done
 from focuscrawl.db.queries import queries
 from focuscrawl.db.schema import DocState
 from focuscrawl.db.shards import Layout
+from focuscrawl.monitor.cpu import StageCpu
 from focuscrawl.topics.linkmodel import LinkParts
 from focuscrawl.web.urls import oid_bucket, split_url, url_ids
 

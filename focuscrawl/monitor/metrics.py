@@ -67,6 +67,9 @@ DOCUMENTED: dict[str, dict[str, str]] = {
         "focuscrawl_classifier_model_version": "model_id of the page classifier it scores with.",
         "focuscrawl_classifier_link_model_version": "model_id of the link learner's newest "
         "model it used (0: none).",
+        "focuscrawl_classifier_cpu_seconds_total": "CPU this classifier spent, by stage: "
+        "claim, score, estimates, learn (the link learner), frontier (estimated again), "
+        "self_train.",
     },
     "crawl": {
         "focuscrawl_pages": "Documents by state (fetched, failed, frontier), in the database.",
@@ -152,8 +155,14 @@ class ClassifierMetrics:
         self.link_model_version = Gauge(
             "focuscrawl_classifier_link_model_version", "Link learner model_id", registry=r
         )
+        self.cpu = Counter(
+            "focuscrawl_classifier_cpu_seconds", "CPU spent, by stage", ["stage"], registry=r
+        )
         self._recent: deque[float] = deque(maxlen=1000)
         self._lock = threading.Lock()
+
+    def cpu_spent(self, stage: str, seconds: float) -> None:
+        self.cpu.labels(stage).inc(seconds)
 
     def scored(self, log_relevances: list[float | None]) -> None:
         """Pages scored in one batch (None: a page without text, not counted in the

@@ -72,6 +72,11 @@ def test_hand_made_tree_from_import_to_evaluation(cli, db_url: str, tmp_path: Pa
     scored = cli("classify", "run", "--once", env=env)
     assert scored.returncode == 0, scored.stderr
     assert "scored 30 pages" in scored.stdout
+    cpu = scored.stdout.strip().splitlines()[-1]  # where its CPU went, ms a page
+    stages = cpu.removeprefix("CPU a page, ms: ").partition("; ")[0].split(", ")
+    assert [stage.rsplit(" ", 1)[0] for stage in stages] == [
+        "claim", "score", "estimates", "learn", "frontier", "self_train"
+    ], cpu  # fmt: skip
     info = cli("classify", "info", env=env).stdout
     assert "backlog: 0 " in info
     # crawl run --mode soft set the crawl's estimate; the crawl's links taught a version

@@ -159,6 +159,12 @@ def test_every_documented_metric_moves_during_a_crawl(
         assert math.isclose(last[key], seconds, rel_tol=1e-6), stage
     scored = classifier_seen[-1]
     assert scored[("focuscrawl_classifier_pages_total", ())] == classifier.stats.scored
+    # it claimed, scored and estimated by the scrape; it ran on (idle) until stopped
+    spent = classifier.stats.cpu.seconds()
+    for stage, seconds in spent.items():
+        served = scored.get(("focuscrawl_classifier_cpu_seconds_total", (("stage", stage),)), 0)
+        assert served <= seconds * (1 + 1e-6), stage
+        assert served > 0 or stage not in ("claim", "score", "estimates"), stage
     assert 0 < scored[("focuscrawl_classifier_harvest", (("window", "100"),))] <= 1
     assert after[("focuscrawl_pages", (("state", "fetched"),))] == crawler.stats.fetched
     assert after[("focuscrawl_classifier_backlog", ())] == 0

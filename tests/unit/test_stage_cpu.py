@@ -1,4 +1,4 @@
-"""A crawler's CPU by stage: each thread's own CPU, summed over threads, once each."""
+"""A process's CPU by stage: each thread's own CPU, summed over threads, once each."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from focuscrawl.crawler.cpu import STAGES, StageCpu
+from focuscrawl.monitor.cpu import CLASSIFIER_STAGES, CRAWLER_STAGES, StageCpu
 
 
 def _burn(seconds: float) -> None:
@@ -24,7 +24,7 @@ def test_each_thread_adds_its_own_cpu_to_its_stage() -> None:
         with lock:
             told.append((stage, seconds))
 
-    cpu = StageCpu(tell)
+    cpu = StageCpu(CRAWLER_STAGES, tell)
 
     def work(stage: str) -> None:
         for _ in range(5):
@@ -41,7 +41,7 @@ def test_each_thread_adds_its_own_cpu_to_its_stage() -> None:
     for thread in threads:
         thread.join()
     spent = cpu.seconds()
-    assert list(spent) == list(STAGES)
+    assert list(spent) == list(CRAWLER_STAGES)
     assert spent["fetch"] >= 0.02 and spent["parse"] >= 0.04  # 5 and 10 bursts of 4 ms
     assert spent["parse"] == pytest.approx(2 * spent["fetch"], rel=0.5)
     assert spent["claim"] < 0.01 and spent["store"] == 0.0
@@ -50,11 +50,24 @@ def test_each_thread_adds_its_own_cpu_to_its_stage() -> None:
 
 
 def test_the_line_gives_milliseconds_a_page() -> None:
-    cpu = StageCpu()
+    cpu = StageCpu(CRAWLER_STAGES)
     start = time.thread_time()
     _burn(0.02)
-    cpu.add("parse", start)
+    assert cpu.add("parse", start) >= start + 0.02  # where the next stage starts
     line = cpu.describe(pages=10, process_seconds=0.05)
     assert line.startswith("CPU a page, ms: claim 0.00, fetch 0.00, parse ")
     assert line.endswith("store 0.00; 5.00 in all")
     assert 2.0 <= float(line.split("parse ")[1].split(",")[0]) < 4.0
+
+
+def test_stages_follow_one_another_from_one_clock() -> None:
+    cpu = StageCpu(CLASSIFIER_STAGES)
+    clock = time.thread_time()
+    _burn(0.01)
+    clock = cpu.add("score", clock)
+    _burn(0.02)
+    cpu.add("learn", clock)
+    spent = cpu.seconds()
+    assert list(spent) == list(CLASSIFIER_STAGES)
+    assert 0.01 <= spent["score"] < spent["learn"]
+    assert spent["claim"] == spent["frontier"] == 0.0
