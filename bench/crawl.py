@@ -157,12 +157,16 @@ def run_crawl(
                 with engine.connect() as connection:
                     backlog_at_end = _backlog(connection)
                     while _backlog(connection):
+                        if all(classifier.poll() is not None for classifier in classifying):
+                            break  # none left to score the rest: its log says why
                         time.sleep(0.2)
                 for classifier in classifying:
                     classifier.terminate()
-                for classifier, (_, out) in zip(classifying, classifier_logs, strict=True):
+                for classifier, (log, out) in zip(classifying, classifier_logs, strict=True):
                     classifier.wait()
                     out.close()
+                    if classifier.returncode:
+                        print(log.read_text(errors="replace")[-2000:], file=sys.stderr)
             end_to_end = time.perf_counter() - start
         server.terminate()
         server.communicate()

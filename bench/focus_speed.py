@@ -304,12 +304,14 @@ def free(
             crawl_seconds = time.perf_counter() - start
             done.set()
             sampler.join()
-            while _backlog(engine):
+            while _backlog(engine) and classifier.poll() is None:  # else its log says why
                 time.sleep(0.05)
             end_to_end = time.perf_counter() - start
         classifier.terminate()
         classifier.wait()
         classifier_out.close()
+        if classifier.returncode:
+            print(classifier_log.read_text(errors="replace")[-2000:], file=sys.stderr)
         urls = _fetched(engine)
         progress = _progress(engine, web.relevant, started_at, crawl_seconds)
         with engine.connect() as connection:
