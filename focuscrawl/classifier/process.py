@@ -115,7 +115,7 @@ class Classifier:
         self.poll_seconds = poll_seconds
         self.on_batch = on_batch
         self.metrics = ClassifierMetrics()  # served when asked (classify run --metrics-port)
-        self.stats = ClassifyStats(cpu=StageCpu(CLASSIFIER_STAGES, self.metrics.cpu_spent))
+        self.stats = ClassifyStats(cpu=StageCpu(CLASSIFIER_STAGES, self.metrics.cpu))
         self.stop_event = threading.Event()
         self._model: StoredModel | None = None
         self._link_model: LinkModel | None = None

@@ -89,7 +89,7 @@ class CrawlerState:
         self.scheduler = HostScheduler()
         self.leases = LeaseShelf()  # host leases kept between requests, no worker on them
         self.metrics = CrawlerMetrics()  # served when asked (crawl run --metrics-port)
-        self.stats = CrawlStats(cpu=StageCpu(CRAWLER_STAGES, self.metrics.cpu_spent))
+        self.stats = CrawlStats(cpu=StageCpu(CRAWLER_STAGES, self.metrics.cpu))
         # a lockstep round is written whole, when it is over (_round_done)
         self.store = Store(engine, None if config.lockstep else FLUSH_SECONDS, self.stats.cpu)
         self.metrics.queued.set_function(lambda: sum(self.scheduler.outstanding()))

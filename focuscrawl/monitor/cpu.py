@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+
+from prometheus_client import Counter
 
 __all__ = ["CLASSIFIER_STAGES", "CRAWLER_STAGES", "StageCpu"]
 
@@ -40,13 +41,12 @@ CLASSIFIER_STAGES = ("claim", "score", "estimates", "learn", "frontier", "self_t
 class StageCpu:
     """Thread CPU seconds by stage, added to from any thread."""
 
-    def __init__(
-        self, stages: tuple[str, ...], on_add: Callable[[str, float], None] | None = None
-    ) -> None:
-        """``on_add(stage, seconds)``: told of each addition (the process's metrics)."""
+    def __init__(self, stages: tuple[str, ...], counter: Counter | None = None) -> None:
+        """``counter``: the process's metric (a Prometheus counter labelled ``stage``),
+        which each addition moves too."""
         self._lock = threading.Lock()
         self._seconds = dict.fromkeys(stages, 0.0)
-        self._on_add = on_add
+        self._served = {} if counter is None else {s: counter.labels(s) for s in stages}
 
     def add(self, stage: str, since: float) -> float:
         """Count the CPU this thread spent since ``since`` (a ``time.thread_time()``);
@@ -55,8 +55,8 @@ class StageCpu:
         spent = now - since
         with self._lock:
             self._seconds[stage] += spent
-        if self._on_add is not None:
-            self._on_add(stage, spent)
+        if self._served:
+            self._served[stage].inc(spent)
         return now
 
     def seconds(self) -> dict[str, float]:

@@ -120,9 +120,6 @@ class CrawlerMetrics:
             registry=r,
         )
 
-    def cpu_spent(self, stage: str, seconds: float) -> None:
-        self.cpu.labels(stage).inc(seconds)
-
     def visited(self, outcome: str, error: str | None) -> None:
         self.pages.labels(outcome).inc()
         if error is not None:
@@ -160,9 +157,6 @@ class ClassifierMetrics:
         )
         self._recent: deque[float] = deque(maxlen=1000)
         self._lock = threading.Lock()
-
-    def cpu_spent(self, stage: str, seconds: float) -> None:
-        self.cpu.labels(stage).inc(seconds)
 
     def scored(self, log_relevances: list[float | None]) -> None:
         """Pages scored in one batch (None: a page without text, not counted in the
