@@ -70,12 +70,22 @@ def import_command(
     ] = 0.0,
     unlinked_share: Annotated[float, typer.Option(help="Share of links left as plain text.")] = 0.0,
     seed: Annotated[int, typer.Option(help="Seed of the links' fates.")] = 1,
+    chrome: Annotated[
+        bool,
+        typer.Option(
+            help="Every page in its site's template (navigation, side bar, footer), and "
+            "each site's own pages, as real sites serve them."
+        ),
+    ] = False,
 ) -> None:
     """Build the 'wikispeedia' corpus (HTML pages, hosts, ground truth) from the archive;
-    with shares, a sparser web of the same text under another --name."""
+    with shares, a sparser web of the same text, or with --chrome the same articles in
+    their sites' templates, under another --name."""
     thinning = Thinning(dead_share, offsite_share, unlinked_share, seed)
-    if thinning.thins and name == "wikispeedia":
-        raise ConfigError("a thinned corpus needs a --name of its own (not wikispeedia)")
+    if (thinning.thins or chrome) and name == "wikispeedia":
+        raise ConfigError(
+            "a thinned corpus or one with chrome needs a --name of its own (not wikispeedia)"
+        )
     if not name or "/" in name or name.startswith("."):
         raise ConfigError(f"--name {name!r}: a corpus name is one plain path segment")
     source = _archive(ctx, archive)
@@ -88,7 +98,7 @@ def import_command(
             bar.update(number - done[0])
             done[0] = number
 
-        counts = import_wikispeedia(source, destination, progress, thinning)
+        counts = import_wikispeedia(source, destination, progress, thinning, chrome)
     thinned = (
         f" ({counts['dead']:,} dead, {counts['offsite']:,} offsite, "
         f"{counts['unlinked']:,} unlinked)"

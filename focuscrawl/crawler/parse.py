@@ -1,5 +1,8 @@
 """Turning HTML bytes into a title, visible text and out-links, with lexbor (selectolax).
 
+The text is the page's own: its chrome (navigation, header, footer, side bars: the
+site's template, the same on each of its pages) is left out, its links kept.
+
 The charset comes from the Content-Type header, else a byte-order mark, else a
 ``<meta>`` declaration, else UTF-8 if the bytes are valid UTF-8, else cp1252 (the
 usual truth behind "latin-1"). Malformed markup and garbage bytes parse as a browser's
@@ -32,6 +35,36 @@ MAX_ANCHOR = 200
 #: code point of those planes in the text is taken for a mark, and dropped)
 _OPEN, _CLOSE, _PLANE = 0xF0000, 0x100000, 0xFFFE
 _WORD = re.compile(r"[^\W\d_]{2,}")
+#: a page's chrome: its navigation, header, footer and side bars, by their HTML5 elements,
+#: ARIA roles, or the class and id names sites give them (those of Mozilla Readability's
+#: "unlikely candidates" that name chrome). Their text is left out of the page's text,
+#: and their links have no context; outside ``_CONTENT`` (an article's own header and
+#: footer are its byline and notes)
+_CHROME = ", ".join(
+    [
+        "nav",
+        "header",
+        "footer",
+        "aside",
+        "[role=navigation]",
+        "[role=banner]",
+        "[role=contentinfo]",
+        "[role=complementary]",
+        *(
+            f"[{attribute}*={name}]"
+            for attribute in ("class", "id")
+            for name in ("menu", "sidebar", "footer", "header", "navbar", "breadcrumb", "banner")
+        ),
+    ]
+)
+#: the elements a class or id names as chrome (not a link, a list item or a span so named)
+_CHROME_BLOCKS = frozenset(
+    ("nav", "header", "footer", "aside", "div", "ul", "ol", "section", "table", "form")
+)
+_CONTENT = ("main", "article")
+#: chrome is left out only while it holds at most this share of the page's text (more: the
+#: page is wrapped in markup that looks like chrome)
+_CHROME_MOST = 0.8
 _SPACES = re.compile("  +")
 _LONG_TEXT = 200  # characters
 
@@ -142,6 +175,8 @@ def parse_html(
             break
     title = tree.css_first("title")
     page.title = _clean(_text(title))[:1000] if title is not None else ""
+    chrome, in_chrome = _chrome(tree)
+    content_anchors = 0  # characters of the anchors of links outside the chrome
     marked: list[int] = []  # the index in page.links of each marked link
     if not page.nofollow:
         seen: set[str] = set()
@@ -160,7 +195,11 @@ def parse_html(
                 continue
             seen.add(target)
             anchor = _text(element) if tag == "a" else (attributes.get("alt") or "")
-            page.links.append((target, _clean(anchor)[:MAX_ANCHOR], None))
+            anchor = _clean(anchor)[:MAX_ANCHOR]
+            page.links.append((target, anchor, None))
+            if in_chrome and element.mem_id in in_chrome:
+                continue  # no context: the chrome's words are left out of the text
+            content_anchors += len(anchor)
             if not contexts or tag not in ("a", "area") or len(marked) >= _PLANE:
                 continue  # a frame has no place in the text
             # marks: where the anchor opens and closes in the text gathered below
@@ -171,6 +210,8 @@ def parse_html(
             else:
                 element.insert_after(opening + closing)
             marked.append(len(page.links) - 1)
+    for element in chrome:
+        element.decompose()
     tree.strip_tags(_INVISIBLE)
     text = _text(tree.body) if tree.body is not None else ""  # a frameset has no body
     if marked:
@@ -180,9 +221,35 @@ def parse_html(
             page.links[index] = (url, anchor, context)
     page.text = _clean(text)
     if page.text:
-        anchors = sum(len(anchor) for _, anchor, _ in page.links)
-        page.link_share = min(anchors / len(page.text), 1.0)
+        page.link_share = min(content_anchors / len(page.text), 1.0)
     return page
+
+
+def _chrome(tree: LexborHTMLParser) -> tuple[list[LexborNode], set[int]]:
+    """The page's chrome elements (``_CHROME``) to leave out of its text, the outermost
+    of each nest and none inside ``_CONTENT``, and the ``mem_id`` of every link in them;
+    none when they would take more than ``_CHROME_MOST`` of the page's text (a page
+    whose whole body a "header" class wraps is no chrome)."""
+    body = tree.body
+    found = tree.css(_CHROME) if body is not None else []
+    if not found:
+        return [], set()
+    found = [e for e in found if e.tag in _CHROME_BLOCKS or "role" in e.attributes]
+    ids = {element.mem_id for element in found}
+    outer: list[LexborNode] = []
+    for element in found:
+        parent = element.parent
+        while parent is not None and parent.mem_id not in ids and parent.tag not in _CONTENT:
+            parent = parent.parent
+        if parent is None:
+            outer.append(element)
+    if not outer:
+        return [], set()
+    total = len(_text(body))
+    if sum(len(_text(element)) for element in outer) > _CHROME_MOST * total:
+        return [], set()
+    links = {a.mem_id for element in outer for a in element.css("a, area")}
+    return outer, links
 
 
 def _contexts(text: str, marked: int) -> tuple[str, list[str | None]]:

@@ -21,6 +21,14 @@ text and anchors, but a share of the links lead to pages their host does not hav
 (404), a share to hosts outside the web (the lookup fails), and a share are plain text,
 each link's fate fixed by a hash of (seed, source, target): a sparse web of real text,
 on which a dead link's anchor names what it once led to, as on a real web.
+
+With chrome (``webbox import-wikispeedia --chrome``): every page in a site's template, as
+real sites serve theirs: a header of navigation links (main page, a random article, help,
+about, contact), a side bar of the site's eight featured articles and three other sites,
+and a footer (licence, privacy, terms), in HTML5 elements on the even-numbered sites and in
+``<div class="header">``, ``<div id="sidebar">`` and ``<div class="footer">`` on the
+others; and each site has seven pages of its own (its main page, listing forty of its
+articles, and six short ones), labelled with no category.
 """
 
 from __future__ import annotations
@@ -42,6 +50,27 @@ from focuscrawl.errors import ConfigError, CorpusError
 from focuscrawl.web.urls import normalize_url
 
 __all__ = ["ARCHIVE_NAME", "Thinning", "archive_places", "find_archive", "import_wikispeedia"]
+
+#: the pages of its own each site has when the corpus has chrome, and their text
+SITE_PAGES = {
+    "main": "Welcome to the {site}, the free encyclopedia that anyone can read. Browse the "
+    "articles below or search.",
+    "about": "About the {site}. This site is a selection of articles for schools, checked "
+    "by volunteers. It is run by a charity.",
+    "help": "Help. How to search and read the {site}: use the search box or browse the "
+    "featured articles.",
+    "contact": "Contact us. Write to the volunteers of the {site} with corrections, "
+    "questions or suggestions.",
+    "privacy": "Privacy policy. The {site} keeps no personal data of its readers beyond "
+    "server logs kept for a week.",
+    "terms": "Terms of use. Text is available under the GNU Free Documentation License; "
+    "images under their own licences.",
+    "disclaimers": "Disclaimers. The {site} makes no guarantee of validity. Articles may "
+    "be inaccurate or out of date.",
+}
+FEATURED = 8  # featured articles in a site's side bar
+OTHER_SITES = 3  # other sites in it
+MAIN_PAGE_ARTICLES = 40  # articles a site's main page lists
 
 ARCHIVE_NAME = "wikispeedia.tar.gz"
 DOMAIN = "wikispeedia.example"
@@ -219,6 +248,123 @@ def _render(
     return "".join(parts)
 
 
+def _draw(key: str) -> int:
+    return int.from_bytes(hashlib.sha1(key.encode()).digest()[:8], "big")
+
+
+def _link(url: str, text: str) -> str:
+    return f'<a href="{html.escape(url)}">{html.escape(text)}</a>'
+
+
+class _Chrome:
+    """Each site's template: what ``import_wikispeedia(chrome=True)`` wraps every page in,
+    and the site's own pages (``SITE_PAGES``)."""
+
+    def __init__(self, urls: dict[str, str]) -> None:
+        self.articles: dict[str, list[str]] = defaultdict(list)
+        self.titles: dict[str, str] = {}
+        for name, url in urls.items():
+            self.articles[url.split("/")[2]].append(url)
+            self.titles[url] = unquote(name).replace("_", " ")
+        sites = sorted(self.articles)
+        self.featured = {
+            host: sorted(articles, key=lambda u: _draw("f" + u))[:FEATURED]
+            for host, articles in self.articles.items()
+        }
+        self.others = {
+            host: [o for o in sorted(sites, key=lambda o: _draw(host + o)) if o != host][
+                :OTHER_SITES
+            ]
+            for host in sites
+        }
+
+    @staticmethod
+    def site(host: str) -> str:
+        """A site's name: "Site 02 encyclopedia" for site-02.wikispeedia.example."""
+        return f"{host.split('.')[0].replace('-', ' ').title()} encyclopedia"
+
+    @staticmethod
+    def page_url(host: str, page: str) -> str:
+        return f"http://{host}/" if page == "main" else f"http://{host}/{page}"
+
+    def parts(self, host: str, url: str) -> tuple[str, str, str]:
+        """The header, side bar and footer of the page ``url`` of ``host``."""
+        semantic = int(host.split("-")[1].split(".")[0]) % 2 == 0
+        random_article = min(self.articles[host], key=lambda u: _draw("r" + url + u))
+        nav = " | ".join(
+            [
+                _link(self.page_url(host, "main"), "Main page"),
+                _link(random_article, "Random article"),
+                _link(self.page_url(host, "help"), "Help"),
+                _link(self.page_url(host, "about"), "About"),
+                _link(self.page_url(host, "contact"), "Contact us"),
+            ]
+        )
+        name = self.site(host)
+        header = (
+            f"<header><nav><span>{name}</span> {nav} <form><input name=\"search\" "
+            'placeholder="Search"></form></nav></header>'
+            if semantic
+            else f'<div class="header"><div id="logo">{name}</div><div class="menu">{nav} '
+            "Search</div></div>"
+        )
+        featured = "".join(f"<li>{_link(u, self.titles[u])}</li>" for u in self.featured[host])
+        others = "".join(
+            f"<li>{_link(self.page_url(o, 'main'), self.site(o))}</li>" for o in self.others[host]
+        )
+        side = (
+            f"<h3>Featured articles</h3><ul>{featured}</ul><h3>Other sites</h3><ul>{others}"
+            "</ul><p>Support free knowledge: donate today.</p>"
+        )
+        side = f"<aside>{side}</aside>" if semantic else f'<div id="sidebar">{side}</div>'
+        footer = (
+            "This page was last modified on 12 May 2007. Text is available under the GNU Free "
+            "Documentation License. "
+            + " | ".join(
+                [
+                    _link(self.page_url(host, "privacy"), "Privacy policy"),
+                    _link(self.page_url(host, "terms"), "Terms of use"),
+                    _link(self.page_url(host, "disclaimers"), "Disclaimers"),
+                ]
+            )
+        )
+        footer = f"<footer>{footer}</footer>" if semantic else f'<div class="footer">{footer}</div>'
+        return header, side, footer
+
+    def wrap(self, host: str, url: str, page: str) -> str:
+        """An article's page (``_render``'s) in its site's template."""
+        header, side, footer = self.parts(host, url)
+        page = page.replace("<body>\n", f'<body>\n{header}\n<div id="content">\n', 1)
+        return page.replace("</body></html>", f"</div>\n{side}\n{footer}\n</body></html>", 1)
+
+    def site_pages(self, host: str) -> list[tuple[str, str, str]]:
+        """The site's own pages: (name, URL, HTML)."""
+        site = self.site(host)
+        pages = []
+        for page, text in SITE_PAGES.items():
+            url = self.page_url(host, page)
+            header, side, footer = self.parts(host, url)
+            listed = ""
+            if page == "main":
+                chosen = sorted(self.articles[host], key=lambda u: _draw("m" + u))
+                items = "".join(
+                    f"<li>{_link(u, self.titles[u])}</li>" for u in chosen[:MAIN_PAGE_ARTICLES]
+                )
+                listed = f"<ul>{items}</ul>"
+            title = html.escape(page.title())
+            pages.append(
+                (
+                    page,
+                    url,
+                    '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+                    f"<title>{title} - {site}</title></head>\n<body>\n{header}\n"
+                    f'<div id="content"><h1>{title}</h1><p>{text.format(site=site)}</p>'
+                    f"{listed}</div>\n{side}\n{footer}\n</body></html>\n",
+                )
+            )
+        return pages
+
+
 def _extract_safely(tar: tarfile.TarFile, destination: Path) -> None:
     """Extract only plain files and directories that stay inside ``destination``.
 
@@ -264,10 +410,12 @@ def import_wikispeedia(
     destination: Path,
     progress: Callable[[int, int], None] | None = None,
     thinning: Thinning | None = None,
+    chrome: bool = False,
 ) -> dict[str, int]:
     """Write the corpus directory ``destination`` from the archive; return counts (of
     links: those that lead to a page of the corpus). ``thinning``: make some links dead,
-    offsite or plain text (the corpus is named for ``destination``)."""
+    offsite or plain text (the corpus is named for ``destination``); ``chrome``: every page
+    in its site's template, and each site's own pages (``_Chrome``)."""
     thinning = thinning or Thinning()
     fates: dict[str, int] = defaultdict(int)
     # Unpack once to a temporary directory: random access into a .tar.gz re-reads the
@@ -296,6 +444,7 @@ def import_wikispeedia(
                 categories[row[0]].append(row[1])
         hosts = _assign_hosts(articles, categories)
         urls = {name: normalize_url(f"http://{hosts[name]}/wiki/{name}") for name in articles}
+        template = _Chrome(urls) if chrome else None
 
         staging = destination.with_name(destination.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
@@ -329,6 +478,8 @@ def import_wikispeedia(
                 for kind in fate.values():
                     fates[kind] += 1
                 page = _render(title, blocks, targets, href)
+                if template is not None:
+                    page = template.wrap(source_host, urls[name], page)
                 body_file = (
                     f"bodies/{source_host}/{hashlib.sha1(name.encode()).hexdigest()[:16]}.html"
                 )
@@ -343,6 +494,19 @@ def import_wikispeedia(
                 manifest.write(json.dumps(record) + "\n")
                 if progress:
                     progress(number, len(articles))
+            site_pages = 0
+            for host in sorted(template.articles) if template is not None else []:
+                for page_name, url, page in template.site_pages(host):
+                    body_file = f"bodies/{host}/site-{page_name}.html"
+                    (staging / body_file).write_text(page, encoding="utf-8")
+                    record = {
+                        "url": url,
+                        "status": 200,
+                        "headers": {"Content-Type": "text/html; charset=utf-8"},
+                        "body_file": body_file,
+                    }
+                    manifest.write(json.dumps(record) + "\n")
+                    site_pages += 1
         with (staging / "truth" / "labels.tsv").open("w", encoding="utf-8") as labels:
             for name in articles:
                 for category in categories.get(name, []):
@@ -355,10 +519,12 @@ def import_wikispeedia(
             "kind": "static",
             "faults": True,
             "description": "Wikispeedia: 4,604 articles of the 2007 Schools Wikipedia (GFDL).",
-            "pages": len(articles),
+            "pages": len(articles) + site_pages,
             "links": fates["live"],
             "hosts": sorted(set(hosts.values())),
         }
+        if chrome:
+            meta["chrome"] = True
         if thinning.thins:
             meta["thinning"] = asdict(thinning)
             meta["link_fates"] = dict(sorted(fates.items()))
@@ -366,7 +532,7 @@ def import_wikispeedia(
     shutil.rmtree(destination, ignore_errors=True)
     staging.rename(destination)
     return {
-        "pages": len(articles),
+        "pages": len(articles) + site_pages,
         "links": fates["live"],
         "hosts": len(set(hosts.values())),
         "dead": fates["dead"],

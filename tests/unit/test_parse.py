@@ -115,6 +115,50 @@ def test_a_page_of_links_has_a_high_link_share_and_an_article_a_low_one() -> Non
     assert article.link_share == pytest.approx(anchors / len(article.text))
 
 
+CHROME_PAGE = (
+    b"<html><body><header><nav><a href='/'>Main page</a> <a href='/help'>Help</a></nav>"
+    b"</header><div class='content'><h1>Storms</h1><p>A tropical storm crossed the "
+    b"<a href='/gulf'>Gulf</a> in June.</p></div><div id='sidebar'><h3>Featured</h3><ul>"
+    b"<li><a href='/opera'>Opera house</a></li></ul></div><div class='site-footer'>"
+    b"Text is available under a free licence. <a href='/privacy'>Privacy</a></div>"
+    b"</body></html>"
+)
+
+
+def test_a_pages_chrome_is_left_out_of_its_text_but_its_links_are_kept() -> None:
+    """Navigation, header, side bar and footer (HTML5 elements, ARIA roles, or the
+    class and id names sites give them) are the same on every page of a site: their
+    words are not the page's, so they are left out of its text, and their links, kept,
+    have no context and no share of the page's anchors."""
+    page = parse_html(CHROME_PAGE, BASE)
+    assert page.text == "Storms A tropical storm crossed the Gulf in June."
+    links = {url.rsplit("/", 1)[1]: (anchor, context) for url, anchor, context in page.links}
+    assert links["gulf"] == ("Gulf", "storm crossed the | in june")
+    for chrome in ("", "help", "opera", "privacy"):
+        assert links[chrome][1] is None, chrome
+    assert links["opera"][0] == "Opera house"
+    assert page.link_share == pytest.approx(len("Gulf") / len(page.text))
+
+
+def test_an_articles_own_header_and_a_body_wrapped_as_chrome_are_kept() -> None:
+    """A header or footer inside <main> or <article> is the article's (its byline, its
+    notes); and markup that would leave out most of a page is not taken for chrome."""
+    article = parse_html(
+        b"<html><body><nav><a href='/'>Home</a></nav><article><header>By A. Writer"
+        b"</header><p>The text of the article.</p><footer>Notes on sources.</footer>"
+        b"</article></body></html>",
+        BASE,
+    )
+    assert article.text == "By A. Writer The text of the article. Notes on sources."
+    wrapped = parse_html(
+        b"<html><body><div class='page-header-wrapper'><p>All of the text is here, "
+        b"and <a href='/x'>a link</a>.</p></div><nav>Home</nav></body></html>",
+        BASE,
+    )
+    assert wrapped.text == "All of the text is here, and a link . Home"
+    assert wrapped.links[0][2] is not None
+
+
 def test_link_contexts_survive_malformed_and_invisible_markup() -> None:
     page = parse_html(
         b"<p>start <a href='/x'>x <i>open <a href='/y'>y</a> tail</p><noscript>"

@@ -129,3 +129,34 @@ def test_a_thinned_import_keeps_the_text_and_sends_links_astray(
                 kinds["offsite"] += 1
                 assert host_of(target).endswith(".example.org")
     assert all(kinds.values()), kinds
+
+
+def test_an_import_with_chrome_wraps_every_page_in_its_sites_template(
+    wikispeedia_home: Path, corpora_dir: Path, tmp_path: Path
+) -> None:
+    """With chrome every article stands in its site's template (navigation, side bar,
+    footer) and each site has seven pages of its own, unlabelled; the crawler's parse
+    leaves the template out and reads each article's text as it reads the plain one."""
+    from focuscrawl.crawler.parse import parse_html
+    from focuscrawl.webbox import load_corpus
+    from focuscrawl.webbox.wikispeedia import SITE_PAGES, import_wikispeedia
+
+    counts = import_wikispeedia(corpora_dir / "wikispeedia.tar.gz", tmp_path / "c", chrome=True)
+    assert counts["links"] == LINKS and counts["pages"] == ARTICLES + 18 * len(SITE_PAGES)
+    chrome = load_corpus(str(tmp_path / "c"), tmp_path)
+    whole = load_corpus("wikispeedia", wikispeedia_home)
+    articles = set(whole.urls())
+    site_pages = set(chrome.urls()) - articles
+    assert len(site_pages) == 18 * len(SITE_PAGES) and list(chrome.labels()) == list(
+        whole.labels()
+    )
+    for url in sorted(articles)[::97]:
+        wrapped = chrome.page(url).body
+        assert b"Featured articles" in wrapped and b"Privacy policy" in wrapped, url
+        plain, read = parse_html(whole.page(url).body, url), parse_html(wrapped, url)
+        assert read.text == plain.text, url
+        assert {u for u, *_ in plain.links} <= {u for u, *_ in read.links}, url
+        assert "Featured articles" not in read.text
+    main = next(u for u in site_pages if u.endswith(".example/"))
+    listed = parse_html(chrome.page(main).body, main).links
+    assert sum(u in articles for u, *_ in listed) >= 40
