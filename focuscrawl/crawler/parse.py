@@ -231,10 +231,9 @@ def _chrome(tree: LexborHTMLParser) -> tuple[list[LexborNode], set[int]]:
     none when they would take more than ``_CHROME_MOST`` of the page's text (a page
     whose whole body a "header" class wraps is no chrome)."""
     body = tree.body
-    found = tree.css(_CHROME) if body is not None else []
-    if not found:
+    if body is None:
         return [], set()
-    found = [e for e in found if e.tag in _CHROME_BLOCKS or "role" in e.attributes]
+    found = [e for e in tree.css(_CHROME) if e.tag in _CHROME_BLOCKS or "role" in e.attributes]
     ids = {element.mem_id for element in found}
     outer: list[LexborNode] = []
     for element in found:

@@ -302,7 +302,7 @@ class _Chrome:
         )
         name = self.site(host)
         header = (
-            f"<header><nav><span>{name}</span> {nav} <form><input name=\"search\" "
+            f'<header><nav><span>{name}</span> {nav} <form><input name="search" '
             'placeholder="Search"></form></nav></header>'
             if semantic
             else f'<div class="header"><div id="logo">{name}</div><div class="menu">{nav} '
@@ -337,8 +337,11 @@ class _Chrome:
         page = page.replace("<body>\n", f'<body>\n{header}\n<div id="content">\n', 1)
         return page.replace("</body></html>", f"</div>\n{side}\n{footer}\n</body></html>", 1)
 
-    def site_pages(self, host: str) -> list[tuple[str, str, str]]:
-        """The site's own pages: (name, URL, HTML)."""
+    def site_pages(self) -> list[tuple[str, str, str, str]]:
+        """Each site's own pages, site by site: (host, name, URL, HTML)."""
+        return [page for host in sorted(self.articles) for page in self._site_pages(host)]
+
+    def _site_pages(self, host: str) -> list[tuple[str, str, str, str]]:
         site = self.site(host)
         pages = []
         for page, text in SITE_PAGES.items():
@@ -354,6 +357,7 @@ class _Chrome:
             title = html.escape(page.title())
             pages.append(
                 (
+                    host,
                     page,
                     url,
                     '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -495,18 +499,17 @@ def import_wikispeedia(
                 if progress:
                     progress(number, len(articles))
             site_pages = 0
-            for host in sorted(template.articles) if template is not None else []:
-                for page_name, url, page in template.site_pages(host):
-                    body_file = f"bodies/{host}/site-{page_name}.html"
-                    (staging / body_file).write_text(page, encoding="utf-8")
-                    record = {
-                        "url": url,
-                        "status": 200,
-                        "headers": {"Content-Type": "text/html; charset=utf-8"},
-                        "body_file": body_file,
-                    }
-                    manifest.write(json.dumps(record) + "\n")
-                    site_pages += 1
+            for host, page_name, url, page in template.site_pages() if template else []:
+                body_file = f"bodies/{host}/site-{page_name}.html"
+                (staging / body_file).write_text(page, encoding="utf-8")
+                record = {
+                    "url": url,
+                    "status": 200,
+                    "headers": {"Content-Type": "text/html; charset=utf-8"},
+                    "body_file": body_file,
+                }
+                manifest.write(json.dumps(record) + "\n")
+                site_pages += 1
         with (staging / "truth" / "labels.tsv").open("w", encoding="utf-8") as labels:
             for name in articles:
                 for category in categories.get(name, []):

@@ -147,9 +147,7 @@ def test_an_import_with_chrome_wraps_every_page_in_its_sites_template(
     whole = load_corpus("wikispeedia", wikispeedia_home)
     articles = set(whole.urls())
     site_pages = set(chrome.urls()) - articles
-    assert len(site_pages) == 18 * len(SITE_PAGES) and list(chrome.labels()) == list(
-        whole.labels()
-    )
+    assert len(site_pages) == 18 * len(SITE_PAGES) and list(chrome.labels()) == list(whole.labels())
     for url in sorted(articles)[::97]:
         wrapped = chrome.page(url).body
         assert b"Featured articles" in wrapped and b"Privacy policy" in wrapped, url
