@@ -37,19 +37,17 @@ _OPEN, _CLOSE, _PLANE = 0xF0000, 0x100000, 0xFFFE
 _WORD = re.compile(r"[^\W\d_]{2,}")
 #: a page's chrome: its navigation, header, footer and side bars, by their HTML5 elements,
 #: ARIA roles, or the class and id names sites give them (those of Mozilla Readability's
-#: "unlikely candidates" that name chrome). Their text is left out of the page's text,
-#: and their links have no context; outside ``_CONTENT`` (an article's own header and
-#: footer are its byline and notes)
+#: "unlikely candidates" that name chrome). Their text is left out of the page's text and
+#: their links have no context, unless they lie inside ``_CONTENT`` or hold it (an
+#: article's own header and footer are its byline and notes)
+_CHROME_ROLES = ("navigation", "banner", "contentinfo", "complementary")
 _CHROME = ", ".join(
     [
         "nav",
         "header",
         "footer",
         "aside",
-        "[role=navigation]",
-        "[role=banner]",
-        "[role=contentinfo]",
-        "[role=complementary]",
+        *(f"[role={role}]" for role in _CHROME_ROLES),
         *(
             f"[{attribute}*={name}]"
             for attribute in ("class", "id")
@@ -62,6 +60,7 @@ _CHROME_BLOCKS = frozenset(
     ("nav", "header", "footer", "aside", "div", "ul", "ol", "section", "table", "form")
 )
 _CONTENT = ("main", "article")
+_HOLDS_CONTENT = ", ".join(_CONTENT)
 #: chrome is left out only while it holds at most this share of the page's text (more: the
 #: page is wrapped in markup that looks like chrome)
 _CHROME_MOST = 0.8
@@ -227,13 +226,19 @@ def parse_html(
 
 def _chrome(tree: LexborHTMLParser) -> tuple[list[LexborNode], set[int]]:
     """The page's chrome elements (``_CHROME``) to leave out of its text, the outermost
-    of each nest and none inside ``_CONTENT``, and the ``mem_id`` of every link in them;
+    of each nest and none inside ``_CONTENT`` or holding it, and the ``mem_id`` of every
+    link in them;
     none when they would take more than ``_CHROME_MOST`` of the page's text (a page
     whose whole body a "header" class wraps is no chrome)."""
     body = tree.body
     if body is None:
         return [], set()
-    found = [e for e in tree.css(_CHROME) if e.tag in _CHROME_BLOCKS or "role" in e.attributes]
+    found = [
+        element
+        for element in tree.css(_CHROME)
+        if (element.tag in _CHROME_BLOCKS or element.attributes.get("role") in _CHROME_ROLES)
+        and element.css_first(_HOLDS_CONTENT) is None
+    ]
     ids = {element.mem_id for element in found}
     outer: list[LexborNode] = []
     for element in found:

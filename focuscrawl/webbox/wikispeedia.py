@@ -369,6 +369,14 @@ class _Chrome:
         return pages
 
 
+def _record(url: str, body_file: str) -> str:
+    """A page's line of pages.jsonl: an HTML page that answers 200."""
+    headers = {"Content-Type": "text/html; charset=utf-8"}
+    return (
+        json.dumps({"url": url, "status": 200, "headers": headers, "body_file": body_file}) + "\n"
+    )
+
+
 def _extract_safely(tar: tarfile.TarFile, destination: Path) -> None:
     """Extract only plain files and directories that stay inside ``destination``.
 
@@ -489,26 +497,14 @@ def import_wikispeedia(
                 )
                 (staging / body_file).parent.mkdir(exist_ok=True)
                 (staging / body_file).write_text(page, encoding="utf-8")
-                record = {
-                    "url": urls[name],
-                    "status": 200,
-                    "headers": {"Content-Type": "text/html; charset=utf-8"},
-                    "body_file": body_file,
-                }
-                manifest.write(json.dumps(record) + "\n")
+                manifest.write(_record(urls[name], body_file))
                 if progress:
                     progress(number, len(articles))
             site_pages = 0
             for host, page_name, url, page in template.site_pages() if template else []:
                 body_file = f"bodies/{host}/site-{page_name}.html"
                 (staging / body_file).write_text(page, encoding="utf-8")
-                record = {
-                    "url": url,
-                    "status": 200,
-                    "headers": {"Content-Type": "text/html; charset=utf-8"},
-                    "body_file": body_file,
-                }
-                manifest.write(json.dumps(record) + "\n")
+                manifest.write(_record(url, body_file))
                 site_pages += 1
         with (staging / "truth" / "labels.tsv").open("w", encoding="utf-8") as labels:
             for name in articles:

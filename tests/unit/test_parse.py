@@ -142,7 +142,8 @@ def test_a_pages_chrome_is_left_out_of_its_text_but_its_links_are_kept() -> None
 
 def test_an_articles_own_header_and_a_body_wrapped_as_chrome_are_kept() -> None:
     """A header or footer inside <main> or <article> is the article's (its byline, its
-    notes); and markup that would leave out most of a page is not taken for chrome."""
+    notes); and markup that would leave out most of a page, or that holds its <main>, is
+    not taken for chrome (the <nav> beside that <main> is)."""
     article = parse_html(
         b"<html><body><nav><a href='/'>Home</a></nav><article><header>By A. Writer"
         b"</header><p>The text of the article.</p><footer>Notes on sources.</footer>"
@@ -157,6 +158,12 @@ def test_an_articles_own_header_and_a_body_wrapped_as_chrome_are_kept() -> None:
     )
     assert wrapped.text == "All of the text is here, and a link . Home"
     assert wrapped.links[0][2] is not None
+    holding = parse_html(
+        b"<html><body><div class='site-header-layout'><nav>Home</nav><main><p>What the "
+        b"page says, at some length, in words of its own.</p></main></div></body></html>",
+        BASE,
+    )
+    assert holding.text == "What the page says, at some length, in words of its own."
 
 
 def test_link_contexts_survive_malformed_and_invisible_markup() -> None:
