@@ -227,9 +227,8 @@ def parse_html(
 def _chrome(tree: LexborHTMLParser) -> tuple[list[LexborNode], set[int]]:
     """The page's chrome elements (``_CHROME``) to leave out of its text, the outermost
     of each nest and none inside ``_CONTENT`` or holding it, and the ``mem_id`` of every
-    link in them;
-    none when they would take more than ``_CHROME_MOST`` of the page's text (a page
-    whose whole body a "header" class wraps is no chrome)."""
+    link in them; none when they would take more than ``_CHROME_MOST`` of the page's
+    text (a page whose whole body a "header" class wraps is no chrome)."""
     body = tree.body
     if body is None:
         return [], set()

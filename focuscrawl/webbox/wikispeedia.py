@@ -248,10 +248,6 @@ def _render(
     return "".join(parts)
 
 
-def _draw(key: str) -> int:
-    return int.from_bytes(hashlib.sha1(key.encode()).digest()[:8], "big")
-
-
 def _link(url: str, text: str) -> str:
     return f'<a href="{html.escape(url)}">{html.escape(text)}</a>'
 
@@ -268,11 +264,11 @@ class _Chrome:
             self.titles[url] = unquote(name).replace("_", " ")
         sites = sorted(self.articles)
         self.featured = {
-            host: sorted(articles, key=lambda u: _draw("f" + u))[:FEATURED]
+            host: sorted(articles, key=lambda u: _fraction("f" + u))[:FEATURED]
             for host, articles in self.articles.items()
         }
         self.others = {
-            host: [o for o in sorted(sites, key=lambda o: _draw(host + o)) if o != host][
+            host: [o for o in sorted(sites, key=lambda o: _fraction(host + o)) if o != host][
                 :OTHER_SITES
             ]
             for host in sites
@@ -290,7 +286,7 @@ class _Chrome:
     def parts(self, host: str, url: str) -> tuple[str, str, str]:
         """The header, side bar and footer of the page ``url`` of ``host``."""
         semantic = int(host.split("-")[1].split(".")[0]) % 2 == 0
-        random_article = min(self.articles[host], key=lambda u: _draw("r" + url + u))
+        random_article = min(self.articles[host], key=lambda u: _fraction("r" + url + u))
         nav = " | ".join(
             [
                 _link(self.page_url(host, "main"), "Main page"),
@@ -349,7 +345,7 @@ class _Chrome:
             header, side, footer = self.parts(host, url)
             listed = ""
             if page == "main":
-                chosen = sorted(self.articles[host], key=lambda u: _draw("m" + u))
+                chosen = sorted(self.articles[host], key=lambda u: _fraction("m" + u))
                 items = "".join(
                     f"<li>{_link(u, self.titles[u])}</li>" for u in chosen[:MAIN_PAGE_ARTICLES]
                 )
