@@ -61,6 +61,17 @@ def process_log(directory: Path, name: str) -> tuple[Path, Any]:
     return path, path.open("w")
 
 
+def finish_logged(
+    process: subprocess.Popen[bytes], log: Path, out: Any, ok: tuple[int, ...] = (0,)
+) -> None:
+    """Wait for a process started with ``process_log``'s handle, close the handle, and
+    print the tail of its log when it exited with a code not in ``ok``."""
+    process.wait()
+    out.close()
+    if process.returncode not in ok:
+        print(log.read_text(errors="replace")[-2000:], file=sys.stderr)
+
+
 def stage_cpu(logs: list[Path]) -> dict[str, float]:
     """The CPU a page by stage, ms, of processes of one kind, from what each printed at
     its end, weighted by the pages each fetched or scored ("in all": each process's CPU,

@@ -49,6 +49,7 @@ from _common import (
     CpuMeter,
     citus_cluster,
     citus_worker_pids,
+    finish_logged,
     process_log,
     scratch_engine,
     server_pid,
@@ -147,10 +148,7 @@ def run_crawl(
                 for _, out in logs
             ]
             for crawler, (log, out) in zip(crawlers, logs, strict=True):
-                crawler.wait()
-                out.close()
-                if crawler.returncode:
-                    print(log.read_text(errors="replace")[-2000:], file=sys.stderr)
+                finish_logged(crawler, log, out)
             elapsed = time.perf_counter() - start
             backlog_at_end = 0
             if classifying:
@@ -163,10 +161,7 @@ def run_crawl(
                 for classifier in classifying:
                     classifier.terminate()
                 for classifier, (log, out) in zip(classifying, classifier_logs, strict=True):
-                    classifier.wait()
-                    out.close()
-                    if classifier.returncode:
-                        print(log.read_text(errors="replace")[-2000:], file=sys.stderr)
+                    finish_logged(classifier, log, out)
             end_to_end = time.perf_counter() - start
         server.terminate()
         server.communicate()

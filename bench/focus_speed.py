@@ -58,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (
     CpuMeter,
+    finish_logged,
     proc_stat,
     process_log,
     scratch_engine,
@@ -297,10 +298,7 @@ def free(
                 if each.poll() is None:
                     each.send_signal(signal.SIGTERM)
             for each, (log, out) in zip(started, logs, strict=True):
-                each.wait()
-                out.close()
-                if each.returncode not in (0, -signal.SIGTERM):
-                    print(log.read_text(errors="replace")[-2000:], file=sys.stderr)
+                finish_logged(each, log, out, ok=(0, -signal.SIGTERM))
             crawl_seconds = time.perf_counter() - start
             done.set()
             sampler.join()
@@ -308,10 +306,7 @@ def free(
                 time.sleep(0.05)
             end_to_end = time.perf_counter() - start
         classifier.terminate()
-        classifier.wait()
-        classifier_out.close()
-        if classifier.returncode:
-            print(classifier_log.read_text(errors="replace")[-2000:], file=sys.stderr)
+        finish_logged(classifier, classifier_log, classifier_out)
         urls = _fetched(engine)
         progress = _progress(engine, web.relevant, started_at, crawl_seconds)
         with engine.connect() as connection:
