@@ -56,6 +56,13 @@ _CANONICAL = re.compile(
 _HOST_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\Z")
 _IPV4 = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}\Z")
 MAX_HOST_LENGTH = 253
+#: a host whose last label is a number (decimal, or hexadecimal after 0x) is an IPv4
+#: address to the WHATWG URL standard, which w3lib follows from 2.6: "http://0/" becomes
+#: "http://0.0.0.0/", "http://127.1/" "http://127.0.0.1/", and "http://a.12/" is no URL.
+#: Only the dotted form both keep as it is skips the full normalisation.
+_ENDS_IN_NUMBER = re.compile(r"(?:[0-9]+|0x[0-9a-f]*)\Z")
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_DOTTED_IPV4 = re.compile(rf"(?:{_OCTET}\.){{3}}{_OCTET}\Z")
 
 
 def is_canonical(url: str) -> bool:
@@ -65,9 +72,11 @@ def is_canonical(url: str) -> bool:
     if "/./" in url or "/../" in url or url.endswith(("/.", "/..")):
         return False
     authority = url.split("/", 3)[2]
-    if ".." in authority or len(authority.partition(":")[0]) > MAX_HOST_LENGTH:
+    host, _, port = authority.partition(":")
+    if ".." in authority or len(host) > MAX_HOST_LENGTH:
         return False
-    _, _, port = authority.partition(":")
+    if _ENDS_IN_NUMBER.match(host.rpartition(".")[2]) and not _DOTTED_IPV4.match(host):
+        return False
     if port:
         number = int(port)
         if number == 0 or number > 65535 or port.startswith("0"):

@@ -128,6 +128,41 @@ def test_split_url_gives_the_scheme_host_and_path(url: str, parts: tuple[bool, s
     assert split_url(url) == parts
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://0/",
+        "http://0x10/",
+        "http://127.1/",
+        "http://01.2.3.4/",
+        "http://a.12/x",
+        "http://0x/",
+    ],
+)
+def test_a_host_ending_in_a_number_takes_the_full_normalisation(url: str) -> None:
+    # an IPv4 address to the WHATWG URL standard, which w3lib follows from 2.6
+    # ("http://0/" is "http://0.0.0.0/" there): the fast path must not keep it as it is
+    from focuscrawl.web import urls
+
+    assert not urls.is_canonical(url)
+    try:
+        slow: str | None = urls._normalize_slowly(url)
+    except InvalidURL:
+        slow = None
+    try:
+        fast: str | None = normalize_url(url)
+    except InvalidURL:
+        fast = None
+    assert fast == slow
+
+
+def test_a_dotted_ipv4_address_stays_on_the_fast_path() -> None:
+    from focuscrawl.web import urls
+
+    assert urls.is_canonical("http://127.0.0.1:8080/x")
+    assert normalize_url("http://127.0.0.1:8080/x") == "http://127.0.0.1:8080/x"
+
+
 @settings(max_examples=1000)
 @given(
     host=st.from_regex(r"[a-z0-9][a-z0-9.-]{0,15}", fullmatch=True),
