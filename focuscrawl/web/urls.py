@@ -59,7 +59,8 @@ MAX_HOST_LENGTH = 253
 #: a host whose last label is a number (decimal, or hexadecimal after 0x) is an IPv4
 #: address to the WHATWG URL standard, which w3lib follows from 2.6: "http://0/" becomes
 #: "http://0.0.0.0/", "http://127.1/" "http://127.0.0.1/", and "http://a.12/" is no URL.
-#: Only the dotted form both keep as it is skips the full normalisation.
+#: Such a host takes the full normalisation, unless it is a dotted address ("127.0.0.1"),
+#: which every version of w3lib keeps as it is.
 _ENDS_IN_NUMBER = re.compile(r"(?:[0-9]+|0x[0-9a-f]*)\Z")
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
 _DOTTED_IPV4 = re.compile(rf"(?:{_OCTET}\.){{3}}{_OCTET}\Z")
