@@ -54,7 +54,6 @@ _CANONICAL = re.compile(
 )
 #: a host name's label as DNS allows it (RFC 1123), and the underscore the web has
 _HOST_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\Z")
-_IPV4 = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}\Z")
 MAX_HOST_LENGTH = 253
 #: a host whose last label is a number (decimal, or hexadecimal after 0x) is an IPv4
 #: address to the WHATWG URL standard, which w3lib follows from 2.6: "http://0/" becomes
@@ -63,7 +62,8 @@ MAX_HOST_LENGTH = 253
 #: which every version of w3lib keeps as it is.
 _ENDS_IN_NUMBER = re.compile(r"(?:[0-9]+|0x[0-9a-f]*)\Z")
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
-_DOTTED_IPV4 = re.compile(rf"(?:{_OCTET}\.){{3}}{_OCTET}\Z")
+#: an IPv4 address as every w3lib writes it: four octets, no leading zeros
+_IPV4 = re.compile(rf"(?:{_OCTET}\.){{3}}{_OCTET}\Z")
 
 
 def is_canonical(url: str) -> bool:
@@ -76,7 +76,7 @@ def is_canonical(url: str) -> bool:
     host, _, port = authority.partition(":")
     if ".." in authority or len(host) > MAX_HOST_LENGTH:
         return False
-    if _ENDS_IN_NUMBER.match(host.rpartition(".")[2]) and not _DOTTED_IPV4.match(host):
+    if _ENDS_IN_NUMBER.match(host.rpartition(".")[2]) and not _IPV4.match(host):
         return False
     if port:
         number = int(port)
@@ -173,7 +173,9 @@ def host_problem(host: str) -> str | None:
     63 letters, digits, hyphens and underscores, not starting or ending with a hyphen,
     253 characters in all (RFC 1123); IP literals pass."""
     if ":" in host or _IPV4.match(host):
-        return None  # an IPv6 or IPv4 literal (urlsplit checked IPv6 brackets)
+        # an IPv6 or IPv4 literal (urlsplit checked IPv6 brackets); dotted digits in
+        # another form ("01.2.3.4") pass the label checks below as well
+        return None
     if len(host) > MAX_HOST_LENGTH:
         return f"host longer than {MAX_HOST_LENGTH} characters"
     for label in host.split("."):
