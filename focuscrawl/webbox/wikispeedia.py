@@ -207,6 +207,10 @@ def _first_free_match(
     return None
 
 
+def _link(url: str, text: str) -> str:
+    return f'<a href="{html.escape(url)}">{html.escape(text)}</a>'
+
+
 def _render(
     title: str,
     blocks: list[tuple[str, str]],
@@ -233,23 +237,17 @@ def _render(
         out, cursor = [], 0
         for start, end, target in sorted(placed[index]):
             out.append(html.escape(block[cursor:start]))
-            out.append(f'<a href="{html.escape(href(target))}">{html.escape(block[start:end])}</a>')
+            out.append(_link(href(target), block[start:end]))
             cursor = end
         out.append(html.escape(block[cursor:]))
         parts.append("<p>" + "".join(out) + "</p>\n")
     if listed:
         parts.append('<h2>Links</h2>\n<ul class="links">\n')
         for target, text in listed:
-            parts.append(
-                f'<li><a href="{html.escape(href(target))}">{html.escape(text)}</a></li>\n'
-            )
+            parts.append(f"<li>{_link(href(target), text)}</li>\n")
         parts.append("</ul>\n")
     parts.append("</body></html>\n")
     return "".join(parts)
-
-
-def _link(url: str, text: str) -> str:
-    return f'<a href="{html.escape(url)}">{html.escape(text)}</a>'
 
 
 class _Chrome:
