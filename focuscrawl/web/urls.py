@@ -76,7 +76,8 @@ def is_canonical(url: str) -> bool:
     host, _, port = authority.partition(":")
     if ".." in authority or len(host) > MAX_HOST_LENGTH:
         return False
-    if _ENDS_IN_NUMBER.match(host.rpartition(".")[2]) and not _IPV4.match(host):
+    last = host.rpartition(".")[2]  # most hosts end in a name: no regex for them
+    if last[0].isdigit() and _ENDS_IN_NUMBER.match(last) and not _IPV4.match(host):
         return False
     if port:
         number = int(port)
