@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import pytest
@@ -128,6 +129,14 @@ def test_split_url_gives_the_scheme_host_and_path(url: str, parts: tuple[bool, s
     assert split_url(url) == parts
 
 
+def _or_none(normalize: Callable[[str], str], url: str) -> str | None:
+    """What ``normalize`` makes of ``url``, None when it is no URL."""
+    try:
+        return normalize(url)
+    except InvalidURL:
+        return None
+
+
 @pytest.mark.parametrize(
     "url",
     [
@@ -145,15 +154,7 @@ def test_a_host_ending_in_a_number_takes_the_full_normalisation(url: str) -> Non
     from focuscrawl.web import urls
 
     assert not urls.is_canonical(url)
-    try:
-        slow: str | None = urls._normalize_slowly(url)
-    except InvalidURL:
-        slow = None
-    try:
-        fast: str | None = normalize_url(url)
-    except InvalidURL:
-        fast = None
-    assert fast == slow
+    assert _or_none(normalize_url, url) == _or_none(urls._normalize_slowly, url)
 
 
 def test_a_dotted_ipv4_address_stays_on_the_fast_path() -> None:
@@ -176,9 +177,6 @@ def test_the_fast_path_agrees_with_the_full_normalisation(
     from focuscrawl.web import urls
 
     url = f"{scheme}://{host}{'' if port is None else f':{port}'}/{path}"
-    try:
-        slow = urls._normalize_slowly(url)
-    except InvalidURL:
-        slow = None
+    slow = _or_none(urls._normalize_slowly, url)
     if urls.is_canonical(url):
         assert slow == url
